@@ -1,0 +1,183 @@
+#include "executor/executable.h"
+
+#include <cstring>
+#include <new>
+
+#include "ops/op_registry.h"
+
+namespace oc {
+
+ExecutionContext::~ExecutionContext() {
+  if (arena_) ::operator delete(arena_, std::align_val_t(64));
+}
+
+Expected<std::shared_ptr<Executable>> Executable::Create(
+    std::shared_ptr<const Graph> graph, std::vector<std::span<const uint8_t>> prepacked) {
+  std::shared_ptr<Executable> ex(new Executable());
+  ex->graph_ = graph;
+  const Graph& g = *graph;
+  if (g.arena_size < 0) return FailedPrecondition("graph '", g.name, "' has no memory plan");
+  const size_t nv = g.values().size();
+  ex->arena_offsets_.assign(nv, -1);
+  ex->const_ptrs_.assign(nv, nullptr);
+  for (auto& v : g.values()) {
+    if (v->constant) {
+      ex->const_ptrs_[v->id] = v->constant->data();
+    } else if (v->arena_offset >= 0) {
+      if (v->ByteSize() < 0 || v->arena_offset + v->ByteSize() > g.arena_size)
+        return InvalidFile("value '", v->name, "' at arena offset ", v->arena_offset, " size ",
+                           v->ByteSize(), " exceeds arena size ", g.arena_size);
+      ex->arena_offsets_[v->id] = v->arena_offset;
+    }
+  }
+  for (Value* v : g.inputs) ex->input_ids_.push_back(v->id);
+  std::vector<bool> bound(nv, false);
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    Value* v = g.outputs[i];
+    bool produced = v->producer != nullptr && !bound[v->id];
+    if (produced) {
+      ex->output_ids_.push_back(v->id);
+      bound[v->id] = true;
+    } else {
+      ex->output_ids_.push_back(-1);
+      ex->output_copies_.push_back({v->id, i, static_cast<size_t>(std::max<int64_t>(v->ByteSize(), 0))});
+    }
+  }
+  // Every non-constant value read by a node must have a home.
+  std::vector<bool> is_io(nv, false);
+  for (int id : ex->input_ids_) is_io[id] = true;
+  for (int id : ex->output_ids_) if (id >= 0) is_io[id] = true;
+  const OpRegistry& reg = OpRegistry::Global();
+  size_t node_index = 0;
+  for (auto& up : g.nodes()) {
+    const Node& n = *up;
+    const OpDef* def = reg.Find(n.domain, n.op_type, n.opset);
+    if (!def || !def->cpu)
+      return NotSupported(n.Describe(), ": op ", n.op_type, " (opset ", n.opset,
+                          ") has no CPU kernel");
+    std::span<const uint8_t> packed;
+    if (node_index < prepacked.size()) packed = prepacked[node_index];
+    auto kernel = def->cpu(KernelInit{n, packed});
+    if (!kernel.ok()) return kernel.status();
+    Step s{kernel->get(), &n, static_cast<uint32_t>(ex->step_inputs_.size()),
+           static_cast<uint32_t>(n.inputs.size()), static_cast<uint32_t>(ex->step_outputs_.size()),
+           static_cast<uint32_t>(n.outputs.size())};
+    for (Value* in : n.inputs) {
+      if (in && !in->constant && !is_io[in->id] && ex->arena_offsets_[in->id] < 0)
+        return InvalidFile(n.Describe(), ": input '", in->name, "' has no memory assigned");
+      ex->step_inputs_.push_back(in ? in->id : -1);
+    }
+    for (Value* out : n.outputs) {
+      if (out && !is_io[out->id] && ex->arena_offsets_[out->id] < 0)
+        return InvalidFile(n.Describe(), ": output '", out->name, "' has no memory assigned");
+      ex->step_outputs_.push_back(out ? out->id : -1);
+    }
+    ex->max_step_io_ = std::max(ex->max_step_io_, std::max(n.inputs.size(), n.outputs.size()));
+    ex->kernels_.push_back(std::move(kernel).value());
+    ex->steps_.push_back(s);
+    ++node_index;
+  }
+  return ex;
+}
+
+Expected<std::unique_ptr<ExecutionContext>> Executable::NewContext() const {
+  std::unique_ptr<ExecutionContext> ctx(new ExecutionContext());
+  size_t bytes = static_cast<size_t>(graph_->arena_size);
+  ctx->arena_ = static_cast<uint8_t*>(::operator new(bytes ? bytes : 64, std::align_val_t(64), std::nothrow));
+  if (!ctx->arena_)
+    return ResourceExhausted("cannot allocate an activation arena of ", bytes, " bytes");
+  ctx->arena_bytes_ = bytes;
+  ctx->value_ptrs_.assign(arena_offsets_.size(), nullptr);
+  for (size_t id = 0; id < arena_offsets_.size(); ++id) {
+    if (const_ptrs_[id]) ctx->value_ptrs_[id] = const_cast<void*>(const_ptrs_[id]);
+    else if (arena_offsets_[id] >= 0) ctx->value_ptrs_[id] = ctx->arena_ + arena_offsets_[id];
+  }
+  ctx->in_scratch_.assign(max_step_io_ + 1, nullptr);
+  ctx->out_scratch_.assign(max_step_io_ + 1, nullptr);
+  return ctx;
+}
+
+Expected<std::unique_ptr<ExecutionContext>> Executable::AcquireContext() const {
+  {
+    std::lock_guard<std::mutex> lk(pool_mu_);
+    if (!free_contexts_.empty()) {
+      auto ctx = std::move(free_contexts_.back());
+      free_contexts_.pop_back();
+      return ctx;
+    }
+  }
+  return NewContext();
+}
+
+void Executable::ReleaseContext(std::unique_ptr<ExecutionContext> ctx) const {
+  if (!ctx) return;
+  std::lock_guard<std::mutex> lk(pool_mu_);
+  free_contexts_.push_back(std::move(ctx));
+}
+
+Status Executable::Run(ExecutionContext& ctx, std::span<const void* const> inputs,
+                       std::span<void* const> outputs, ThreadPool& pool) const {
+  if (inputs.size() != input_ids_.size())
+    return InvalidArgument("model expects ", input_ids_.size(), " inputs, got ", inputs.size());
+  if (outputs.size() != output_ids_.size())
+    return InvalidArgument("model expects ", output_ids_.size(), " outputs, got ", outputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i] && graph_->inputs[i]->ByteSize() > 0)
+      return InvalidArgument("input ", i, " ('", graph_->inputs[i]->name, "') is null");
+    ctx.value_ptrs_[input_ids_[i]] = const_cast<void*>(inputs[i]);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!outputs[i] && graph_->outputs[i]->ByteSize() > 0)
+      return InvalidArgument("output ", i, " ('", graph_->outputs[i]->name, "') is null");
+    if (output_ids_[i] >= 0) ctx.value_ptrs_[output_ids_[i]] = outputs[i];
+  }
+  void** ptrs = ctx.value_ptrs_.data();
+  for (const Step& s : steps_) {
+    for (uint32_t k = 0; k < s.in_count; ++k) {
+      int id = step_inputs_[s.in_begin + k];
+      ctx.in_scratch_[k] = id >= 0 ? ptrs[id] : nullptr;
+    }
+    for (uint32_t k = 0; k < s.out_count; ++k) {
+      int id = step_outputs_[s.out_begin + k];
+      ctx.out_scratch_[k] = id >= 0 ? ptrs[id] : nullptr;
+    }
+    KernelIO io{ctx.in_scratch_.data(), s.in_count, ctx.out_scratch_.data(), s.out_count, &pool};
+    Status st = s.kernel->Run(io);
+    if (!st.ok()) return st.WithContext(StrCat("while running ", s.node->Describe()));
+  }
+  for (const OutputCopy& c : output_copies_) {
+    if (c.bytes) std::memcpy(outputs[c.output], ptrs[c.value_id], c.bytes);
+  }
+  return Status::Ok();
+}
+
+std::vector<std::vector<uint8_t>> Executable::ExportPrepacked() const {
+  std::vector<std::vector<uint8_t>> out;
+  out.reserve(kernels_.size());
+  for (auto& k : kernels_) out.push_back(k->ExportPrepacked());
+  return out;
+}
+
+Expected<std::vector<TensorData>> EvaluateNode(const Node& node) {
+  const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, node.opset);
+  if (!def || !def->cpu) return NotSupported(node.Describe(), ": no CPU kernel to evaluate it");
+  std::vector<const void*> ins;
+  for (Value* v : node.inputs) {
+    if (v && !v->constant) return FailedPrecondition(node.Describe(), ": input '", v->name, "' is not constant");
+    ins.push_back(v ? v->constant->data() : nullptr);
+  }
+  std::vector<TensorData> outs;
+  std::vector<void*> out_ptrs;
+  for (Value* v : node.outputs) {
+    if (!v) { outs.emplace_back(); out_ptrs.push_back(nullptr); continue; }
+    if (v->ByteSize() < 0) return FailedPrecondition(node.Describe(), ": output '", v->name, "' is not static");
+    outs.push_back(TensorData::Allocate(static_cast<size_t>(v->ByteSize())));
+    out_ptrs.push_back(outs.back().mutable_data());
+  }
+  OC_ASSIGN_OR_RETURN(KernelPtr kernel, def->cpu(KernelInit{node, {}}));
+  KernelIO io{ins.data(), ins.size(), out_ptrs.data(), out_ptrs.size(), &ThreadPool::Global()};
+  OC_RETURN_IF_ERROR(kernel->Run(io));
+  return outs;
+}
+
+}  // namespace oc

@@ -1,0 +1,99 @@
+// Executable: a planned, static graph with one kernel bound per node. Running it
+// is a flat loop over pre-bound steps with no allocation and no map look-ups.
+// One Executable may run concurrently from many threads: it is read-only, and
+// each run uses its own ExecutionContext (activation arena + pointer table).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "graph/graph.h"
+#include "ops/kernel.h"
+
+namespace oc {
+
+class Executable;
+
+// Per-run state. Made by Executable::NewContext; reusable across runs.
+class ExecutionContext {
+ public:
+  ~ExecutionContext();
+  ExecutionContext(const ExecutionContext&) = delete;
+  ExecutionContext& operator=(const ExecutionContext&) = delete;
+
+ private:
+  friend class Executable;
+  ExecutionContext() = default;
+  uint8_t* arena_ = nullptr;
+  size_t arena_bytes_ = 0;
+  std::vector<void*> value_ptrs_;   // indexed by Value::id
+  std::vector<const void*> in_scratch_;
+  std::vector<void*> out_scratch_;
+};
+
+class Executable {
+ public:
+  // `graph` must be static with every activation planned (Value::arena_offset,
+  // Graph::arena_size). `prepacked[i]` are the bytes for node i (may be empty).
+  static Expected<std::shared_ptr<Executable>> Create(
+      std::shared_ptr<const Graph> graph, std::vector<std::span<const uint8_t>> prepacked = {});
+
+  const Graph& graph() const { return *graph_; }
+  size_t num_inputs() const { return graph_->inputs.size(); }
+  size_t num_outputs() const { return graph_->outputs.size(); }
+  const Value& input(size_t i) const { return *graph_->inputs[i]; }
+  const Value& output(size_t i) const { return *graph_->outputs[i]; }
+  int64_t arena_size() const { return graph_->arena_size; }
+
+  Expected<std::unique_ptr<ExecutionContext>> NewContext() const;
+  // A context from the free list (or a new one); give it back with Release.
+  Expected<std::unique_ptr<ExecutionContext>> AcquireContext() const;
+  void ReleaseContext(std::unique_ptr<ExecutionContext> ctx) const;
+
+  // inputs[i] / outputs[i] point to dense buffers of input(i).ByteSize() /
+  // output(i).ByteSize() bytes. Errors name the failing node.
+  Status Run(ExecutionContext& ctx, std::span<const void* const> inputs,
+             std::span<void* const> outputs, ThreadPool& pool) const;
+
+  // Kernel-prepacked bytes per node (for the .om writer).
+  std::vector<std::vector<uint8_t>> ExportPrepacked() const;
+
+ private:
+  struct Step {
+    Kernel* kernel;
+    const Node* node;
+    uint32_t in_begin, in_count;    // into step_inputs_
+    uint32_t out_begin, out_count;  // into step_outputs_
+  };
+  struct OutputCopy {
+    int value_id;     // source value
+    size_t output;    // graph output index to fill
+    size_t bytes;
+  };
+  Executable() = default;
+
+  std::shared_ptr<const Graph> graph_;
+  std::vector<KernelPtr> kernels_;
+  std::vector<Step> steps_;
+  std::vector<int> step_inputs_;   // value ids, -1 for a missing optional input
+  std::vector<int> step_outputs_;  // value ids, -1 for a missing optional output
+  std::vector<int> input_ids_;
+  std::vector<int> output_ids_;    // -1 where the output is filled by a copy
+  std::vector<OutputCopy> output_copies_;
+  std::vector<int64_t> arena_offsets_;  // per value id, -1 if not in the arena
+  std::vector<const void*> const_ptrs_; // per value id, non-null for constants
+  size_t max_step_io_ = 0;
+
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<ExecutionContext>> free_contexts_;
+};
+
+// Runs one node with constant inputs and returns its outputs (used by constant
+// folding). Inputs must be constant and static; outputs must have static shapes.
+Expected<std::vector<TensorData>> EvaluateNode(const Node& node);
+
+}  // namespace oc

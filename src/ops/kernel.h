@@ -1,0 +1,53 @@
+// The CPU kernel contract. A kernel object is created once per node when a model
+// is loaded (or when atc folds constants); at that point every shape is static
+// and known, so the kernel precomputes whatever it can (strides, broadcast plans,
+// packed weights). Run() receives only raw pointers and must not allocate.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "graph/graph.h"
+
+namespace oc {
+
+// What a kernel factory sees. `node` carries attributes, opset and the input and
+// output Values (dtype, static shape, constant data when the input is constant).
+struct KernelInit {
+  const Node& node;
+  // Bytes the same kernel returned from ExportPrepacked() at compile time (stored
+  // in the .om); empty when there are none. Stays valid while the model is loaded.
+  std::span<const uint8_t> prepacked;
+};
+
+// Pointers for one run, in the node's input/output order. A missing optional
+// input is nullptr. Tensors are dense, row-major, with the shapes given at init.
+struct KernelIO {
+  const void* const* inputs;
+  size_t num_inputs;
+  void* const* outputs;
+  size_t num_outputs;
+  ThreadPool* pool;  // never null
+
+  template <typename T> const T* in(size_t i) const { return static_cast<const T*>(inputs[i]); }
+  template <typename T> T* out(size_t i) const { return static_cast<T*>(outputs[i]); }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Errors are for data-dependent failures only (for example an index out of
+  // range); they name the node. Shapes were validated at init.
+  virtual Status Run(const KernelIO& io) = 0;
+  // Weights transformed for this kernel (for example packed GEMM panels), to be
+  // stored in the .om and handed back through KernelInit::prepacked.
+  virtual std::vector<uint8_t> ExportPrepacked() const { return {}; }
+};
+
+using KernelPtr = std::unique_ptr<Kernel>;
+
+}  // namespace oc

@@ -1,0 +1,64 @@
+// The op registry: the one place where an op is declared. Each OpDef carries the
+// opset range whose semantics are implemented, shape/type inference, an optional
+// canonicalisation of older opset forms, and the kernel factory per device.
+// Parser, passes, the .om loader and the runtime all look ops up here.
+//
+// Ops are declared in groups (src/ops/cpu/<group>.cc, each defining
+// `void Register<Group>Ops(OpRegistry&)`); op_groups.inc lists the groups.
+#pragma once
+
+#include <climits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/status.h"
+#include "graph/graph.h"
+#include "ops/kernel.h"
+
+namespace oc {
+
+// Sets dtype and shape of node.outputs from node.inputs (which have dtype and,
+// where known, shape and constant data). May also set an output's `constant`
+// when it is computable from shapes alone (Shape, Size). Errors name the node and
+// say what was expected.
+using InferFn = Status (*)(Node& node);
+// Rewrites an older-opset form into the form the kernel implements (for example
+// Squeeze's `axes` attribute into a constant input). May add constant values.
+using CanonicalizeFn = Status (*)(Node& node, Graph& graph);
+using KernelFactory = Expected<KernelPtr> (*)(const KernelInit& init);
+
+struct OpDef {
+  std::string domain;  // "" = ai.onnx; "com.opencann" for our fused ops
+  std::string op_type;
+  int min_opset = 1;   // implemented for opset versions [min_opset, max_opset]
+  int max_opset = INT_MAX;
+  InferFn infer = nullptr;
+  KernelFactory cpu = nullptr;
+  CanonicalizeFn canonicalize = nullptr;
+  bool foldable = true;  // may be evaluated at compile time when all inputs are constant
+};
+
+inline constexpr const char* kOpenCannDomain = "com.opencann";
+
+class OpRegistry {
+ public:
+  // The registry with every op group registered.
+  static const OpRegistry& Global();
+
+  void Register(OpDef def);
+  // nullptr when (domain, op_type) is unknown or `opset` is outside its range.
+  const OpDef* Find(const std::string& domain, const std::string& op_type, int opset) const;
+  // Any version of the op, for "known but not at this opset" messages.
+  const OpDef* FindAnyVersion(const std::string& domain, const std::string& op_type) const;
+  std::vector<const OpDef*> All() const;
+
+ private:
+  std::multimap<std::pair<std::string, std::string>, OpDef> ops_;
+};
+
+// Normalises "ai.onnx" to "".
+std::string CanonicalDomain(const std::string& domain);
+
+}  // namespace oc
