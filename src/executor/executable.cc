@@ -8,7 +8,7 @@
 namespace oc {
 
 ExecutionContext::~ExecutionContext() {
-  if (arena_) ::operator delete(arena_, std::align_val_t(64));
+  if (arena_ && owns_arena_) ::operator delete(arena_, std::align_val_t(64));
 }
 
 Expected<std::shared_ptr<Executable>> Executable::Create(
@@ -81,11 +81,26 @@ Expected<std::shared_ptr<Executable>> Executable::Create(
 }
 
 Expected<std::unique_ptr<ExecutionContext>> Executable::NewContext() const {
-  std::unique_ptr<ExecutionContext> ctx(new ExecutionContext());
   size_t bytes = static_cast<size_t>(graph_->arena_size);
-  ctx->arena_ = static_cast<uint8_t*>(::operator new(bytes ? bytes : 64, std::align_val_t(64), std::nothrow));
-  if (!ctx->arena_)
-    return ResourceExhausted("cannot allocate an activation arena of ", bytes, " bytes");
+  void* mem = ::operator new(bytes ? bytes : 64, std::align_val_t(64), std::nothrow);
+  if (!mem) return ResourceExhausted("cannot allocate an activation arena of ", bytes, " bytes");
+  auto ctx = NewContextWithArena(mem, bytes);
+  if (ctx.ok()) (*ctx)->owns_arena_ = true;
+  else ::operator delete(mem, std::align_val_t(64));
+  return ctx;
+}
+
+Expected<std::unique_ptr<ExecutionContext>> Executable::NewContextWithArena(void* arena,
+                                                                            size_t bytes) const {
+  if (bytes < static_cast<size_t>(graph_->arena_size))
+    return InvalidArgument("work memory of ", bytes, " bytes is smaller than the ",
+                           graph_->arena_size, " bytes the model needs");
+  if (!arena && graph_->arena_size > 0) return InvalidArgument("work memory pointer is null");
+  if (reinterpret_cast<uintptr_t>(arena) % 64 != 0)
+    return InvalidArgument("work memory must be 64-byte aligned");
+  std::unique_ptr<ExecutionContext> ctx(new ExecutionContext());
+  ctx->owns_arena_ = false;
+  ctx->arena_ = static_cast<uint8_t*>(arena);
   ctx->arena_bytes_ = bytes;
   ctx->value_ptrs_.assign(arena_offsets_.size(), nullptr);
   for (size_t id = 0; id < arena_offsets_.size(); ++id) {

@@ -30,6 +30,7 @@ class ExecutionContext {
   ExecutionContext() = default;
   uint8_t* arena_ = nullptr;
   size_t arena_bytes_ = 0;
+  bool owns_arena_ = true;
   std::vector<void*> value_ptrs_;   // indexed by Value::id
   std::vector<const void*> in_scratch_;
   std::vector<void*> out_scratch_;
@@ -50,6 +51,9 @@ class Executable {
   int64_t arena_size() const { return graph_->arena_size; }
 
   Expected<std::unique_ptr<ExecutionContext>> NewContext() const;
+  // A context whose arena is caller-owned memory of at least arena_size() bytes,
+  // 64-byte aligned (aclmdlLoadFromFileWithMem). The memory must outlive it.
+  Expected<std::unique_ptr<ExecutionContext>> NewContextWithArena(void* arena, size_t bytes) const;
   // A context from the free list (or a new one); give it back with Release.
   Expected<std::unique_ptr<ExecutionContext>> AcquireContext() const;
   void ReleaseContext(std::unique_ptr<ExecutionContext> ctx) const;

@@ -1,0 +1,58 @@
+// The offline model (.om) container: writer, verifying reader, JSON dump and
+// summary. The byte layout is documented in docs/om_format.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "graph/graph.h"
+
+namespace oc {
+
+inline constexpr uint32_t kOmFormatVersion = 1;
+
+struct OmWriteOptions {
+  std::string target;            // soc_version, e.g. "x86_64-avx512" / "host"
+  std::string producer_version;  // OPENCANN_VERSION
+  std::string source_framework = "onnx";
+};
+
+// A model read back from a .om. `graph` is static and planned; constants are
+// views into `storage` (mmapped file or a private copy). prepacked[i] belongs to
+// graph.nodes()[i].
+struct OmModel {
+  std::shared_ptr<const void> storage;
+  std::shared_ptr<Graph> graph;
+  std::vector<std::span<const uint8_t>> prepacked;
+  uint32_t format_version = 0;
+  std::string producer_version;
+  std::string target;
+  std::string source_framework;
+  uint64_t weights_size = 0;     // bytes of the weight blob
+  uint64_t file_size = 0;
+};
+
+// `graph` must be planned (arena offsets set). prepacked[i] for node i (may be empty).
+Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
+                                           const std::vector<std::vector<uint8_t>>& prepacked,
+                                           const OmWriteOptions& options);
+Status WriteOmFile(const std::string& path, const Graph& graph,
+                   const std::vector<std::vector<uint8_t>>& prepacked, const OmWriteOptions& options);
+
+// Verifies everything (magic, versions, checksum, every offset and size, every
+// index, dtype and op) before building the graph. Never crashes on bad input.
+Expected<OmModel> LoadOmFile(const std::string& path);
+// Copies `data` unless `copy` is false, in which case it must outlive the model.
+Expected<OmModel> LoadOmMemory(const void* data, size_t size, bool copy = true);
+
+// The target string this build writes for the host ("x86_64-avx512", ...).
+std::string HostTarget();
+
+std::string OmToJson(const OmModel& model);  // atc --mode=1
+std::string OmSummary(const OmModel& model); // atc --mode=6
+
+}  // namespace oc

@@ -1,0 +1,39 @@
+// The compile pipeline: the ordered list of passes that turn a parsed graph into
+// a static, optimised, memory-planned graph ready for Executable::Create and the
+// .om writer. Each pass lives in its own file with a stable name and summary,
+// listed in passes.inc.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "graph/graph.h"
+
+namespace oc {
+
+struct CompileOptions {
+  bool fold_constants = true;
+  bool fuse = true;              // Conv/Gemm/MatMul + bias + activation, Conv+BN
+  bool verify_each_pass = false; // run Graph::Verify after every pass (debug, tests)
+  // "force_fp32" or "must_keep_origin_dtype" (both keep float32 here).
+  std::string precision_mode = "force_fp32";
+  // Called as each pass starts / ends (atc --log=info prints these).
+  std::function<void(const std::string& line)> log;
+};
+
+struct PassInfo {
+  const char* name;     // stable, kebab-case: "shape-inference"
+  const char* summary;  // one line
+  Status (*run)(Graph& graph, const CompileOptions& options);
+};
+
+// The passes in pipeline order.
+const std::vector<PassInfo>& Passes();
+
+// Runs every pass. On success every value is static, constants are folded, and
+// Graph::arena_size / arena_size_no_reuse and Value::arena_offset are set.
+Status RunPipeline(Graph& graph, const CompileOptions& options);
+
+}  // namespace oc
