@@ -1,0 +1,46 @@
+// Activations shared by the element-wise ops and by the fused epilogues of
+// FusedConv / FusedGemm / FusedMatMul.
+//
+// Fused-op contract (domain "com.opencann", opset 1), produced by the fusion
+// passes and implemented by the conv/gemm kernels:
+//   FusedConv(X, W, [B], [Z]) : Conv attributes + activation attributes. Z, when
+//       present, has the output's shape and is added before the activation
+//       (residual add).
+//   FusedGemm(A, B, [C])      : Gemm attributes + activation attributes.
+//   FusedMatMul(A, B, [bias]) : MatMul; bias is 1-D with the last output dim,
+//       added before the activation.
+// Activation attributes: "activation" (string; "" or absent = none, else one of
+// Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, GeluTanh),
+// "activation_alpha", "activation_beta" (floats): LeakyRelu alpha; Clip min/max;
+// HardSigmoid alpha/beta. Gelu is the exact (erf) form, GeluTanh the tanh one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "graph/graph.h"
+
+namespace oc {
+
+enum class ActivationKind {
+  kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kGelu, kGeluTanh
+};
+
+struct Activation {
+  ActivationKind kind = ActivationKind::kNone;
+  float alpha = 0.f;
+  float beta = 0.f;
+};
+
+// Reads the activation attributes of a fused node; error names the node and the
+// unknown activation.
+Expected<Activation> ActivationFromNode(const Node& node);
+// Parses a name ("Relu", ...); nullopt-like kNone with ok=false if unknown.
+bool ParseActivationName(const std::string& name, ActivationKind* kind);
+const char* ActivationName(ActivationKind kind);
+// Applies `act` in place to n floats. Safe to call from many threads on
+// disjoint ranges; no allocation.
+void ApplyActivation(const Activation& act, float* data, int64_t n);
+
+}  // namespace oc
