@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need, skipping what is already there.
+# Debian packages through apt-get, Python packages through pip (no other source).
+set -euo pipefail
+
+APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffers-compiler
+          libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip)
+PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest)
+
+missing=()
+for p in "${APT_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# python3/pip may come from elsewhere (pyenv): accept a working interpreter.
+if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+  tmp=(); for p in "${missing[@]}"; do [[ $p == python3 || $p == python3-pip ]] || tmp+=("$p"); done
+  missing=("${tmp[@]+"${tmp[@]}"}")
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install_deps: apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+py_missing=()
+for p in "${PY_PKGS[@]}"; do
+  mod=$p
+  [ "$p" = scikit-learn ] && mod=sklearn
+  python3 -c "import $mod" 2>/dev/null || py_missing+=("$p")
+done
+if [ ${#py_missing[@]} -gt 0 ]; then
+  echo "install_deps: pip install ${py_missing[*]}"
+  pip_flags=(-q)
+  python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && pip_flags+=(--break-system-packages)
+  python3 -m pip install "${pip_flags[@]}" "${py_missing[@]}"
+fi
+echo "install_deps: all dependencies present"
