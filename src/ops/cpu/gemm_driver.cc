@@ -1,0 +1,344 @@
+// The sgemm driver: micro-kernel table, packing, cache blocking, threading and
+// the epilogue. The blocking scheme is described in gemm_kernel.h.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "ops/cpu/gemm_kernel.h"
+
+namespace oc::gemm {
+
+#define OC_GEMM_UKERNEL(name, isa, mr, nr, kc, mc, nc)                                    \
+  void name(int64_t kc_, const float* a, const float* b, float* c, int64_t ldc, int64_t m, \
+            int64_t n, float alpha, float beta);
+#include "ops/cpu/gemm_ukernels.inc"
+#undef OC_GEMM_UKERNEL
+
+namespace {
+constexpr GemmUkernel kUkernels[] = {
+#define OC_GEMM_UKERNEL(name, isa, mr, nr, kc, mc, nc) {#name, Isa::isa, mr, nr, kc, mc, nc, name},
+#include "ops/cpu/gemm_ukernels.inc"
+#undef OC_GEMM_UKERNEL
+};
+
+inline int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+}  // namespace
+
+std::span<const GemmUkernel> AllUkernels() { return kUkernels; }
+
+bool IsaSupported(Isa isa) {
+  const CpuFeatures& f = GetCpuFeatures();
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return f.avx2 && f.fma;
+    case Isa::kAvx512: return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
+    case Isa::kNeon: return f.neon;
+  }
+  return false;
+}
+
+const GemmUkernel* UkernelForIsa(Isa isa) {
+  if (!IsaSupported(isa)) return nullptr;
+  for (const GemmUkernel& uk : kUkernels)
+    if (uk.isa == isa) return &uk;
+  return nullptr;
+}
+
+const GemmUkernel& DefaultUkernel() {
+  static const GemmUkernel* uk = [] {
+    const GemmUkernel* best = UkernelForIsa(SelectedIsa());
+    // Fall back along the ladder when the selected ISA has no micro-kernel.
+    if (!best && SelectedIsa() == Isa::kAvx512) best = UkernelForIsa(Isa::kAvx2);
+    if (!best) best = UkernelForIsa(Isa::kScalar);
+    return best;
+  }();
+  return *uk;
+}
+
+// ---- Packing ------------------------------------------------------------------
+
+void PackA(const GemmUkernel& uk, const float* a, int64_t lda, bool trans_a, int64_t m, int64_t k,
+           float* dst) {
+  const int mr = uk.mr;
+  for (int64_t i0 = 0; i0 < m; i0 += mr, dst += k * mr) {
+    const int64_t rows = std::min<int64_t>(mr, m - i0);
+    if (trans_a) {
+      // Stored K x M: each k gives `rows` contiguous values.
+      for (int64_t p = 0; p < k; ++p) {
+        const float* src = a + p * lda + i0;
+        float* d = dst + p * mr;
+        for (int64_t i = 0; i < rows; ++i) d[i] = src[i];
+        for (int64_t i = rows; i < mr; ++i) d[i] = 0.f;
+      }
+    } else {
+      for (int64_t i = 0; i < rows; ++i) {
+        const float* src = a + (i0 + i) * lda;
+        for (int64_t p = 0; p < k; ++p) dst[p * mr + i] = src[p];
+      }
+      for (int64_t i = rows; i < mr; ++i)
+        for (int64_t p = 0; p < k; ++p) dst[p * mr + i] = 0.f;
+    }
+  }
+}
+
+void PackB(const GemmUkernel& uk, const float* b, int64_t ldb, bool trans_b, int64_t n, int64_t k,
+           float* dst) {
+  const int nr = uk.nr;
+  for (int64_t j0 = 0; j0 < n; j0 += nr, dst += k * nr) {
+    const int64_t cols = std::min<int64_t>(nr, n - j0);
+    if (!trans_b) {
+      for (int64_t p = 0; p < k; ++p) {
+        const float* src = b + p * ldb + j0;
+        float* d = dst + p * nr;
+        if (cols == nr) {
+          std::memcpy(d, src, sizeof(float) * nr);
+        } else {
+          for (int64_t j = 0; j < cols; ++j) d[j] = src[j];
+          for (int64_t j = cols; j < nr; ++j) d[j] = 0.f;
+        }
+      }
+    } else {
+      for (int64_t j = 0; j < cols; ++j) {
+        const float* src = b + (j0 + j) * ldb;
+        for (int64_t p = 0; p < k; ++p) dst[p * nr + j] = src[p];
+      }
+      for (int64_t j = cols; j < nr; ++j)
+        for (int64_t p = 0; p < k; ++p) dst[p * nr + j] = 0.f;
+    }
+  }
+}
+
+// ---- Pre-packed operands ------------------------------------------------------
+
+namespace {
+constexpr uint32_t kPackedMagic = 0x4B504347;  // "GCPK"
+constexpr uint32_t kPackedVersion = 1;
+constexpr size_t kHeaderBytes = 64;
+struct PackedHeader {
+  uint32_t magic;
+  uint32_t version;
+  uint32_t side;
+  int32_t isa;
+  int32_t mr, nr;
+  int64_t dim;  // M for A, N for B
+  int64_t k;
+  int64_t floats;
+};
+static_assert(sizeof(PackedHeader) <= kHeaderBytes);
+}  // namespace
+
+std::vector<uint8_t> SerializePacked(const GemmUkernel& uk, PackedSide side, int64_t dim, int64_t k,
+                                     std::span<const float> panels) {
+  std::vector<uint8_t> out(kHeaderBytes + panels.size_bytes(), 0);
+  PackedHeader h{kPackedMagic, kPackedVersion, static_cast<uint32_t>(side),
+                 static_cast<int32_t>(uk.isa), uk.mr, uk.nr, dim, k,
+                 static_cast<int64_t>(panels.size())};
+  std::memcpy(out.data(), &h, sizeof(h));
+  if (!panels.empty()) std::memcpy(out.data() + kHeaderBytes, panels.data(), panels.size_bytes());
+  return out;
+}
+
+const float* ParsePacked(std::span<const uint8_t> bytes, const GemmUkernel& uk, PackedSide side,
+                         int64_t dim, int64_t k) {
+  if (bytes.size() < kHeaderBytes) return nullptr;
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0) return nullptr;
+  PackedHeader h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  const int64_t want = side == PackedSide::kA ? PackedASize(uk, dim, k) : PackedBSize(uk, dim, k);
+  if (h.magic != kPackedMagic || h.version != kPackedVersion ||
+      h.side != static_cast<uint32_t>(side) || h.isa != static_cast<int32_t>(uk.isa) ||
+      h.mr != uk.mr || h.nr != uk.nr || h.dim != dim || h.k != k || h.floats != want)
+    return nullptr;
+  if (bytes.size() != kHeaderBytes + static_cast<size_t>(want) * sizeof(float)) return nullptr;
+  return reinterpret_cast<const float*>(bytes.data() + kHeaderBytes);
+}
+
+PackedOperand PackedOperand::Make(const GemmUkernel& uk, PackedSide side, const float* src,
+                                  int64_t ld, bool trans, int64_t dim, int64_t k,
+                                  std::span<const uint8_t> prepacked) {
+  PackedOperand p;
+  if (const float* d = ParsePacked(prepacked, uk, side, dim, k)) {
+    p.data_ = d;
+    p.bytes_ = prepacked;
+    return p;
+  }
+  if (!src) return p;
+  const int64_t floats = side == PackedSide::kA ? PackedASize(uk, dim, k) : PackedBSize(uk, dim, k);
+  p.owned_.assign(kHeaderBytes + static_cast<size_t>(floats) * sizeof(float), 0);
+  float* panels = reinterpret_cast<float*>(p.owned_.data() + kHeaderBytes);
+  if (side == PackedSide::kA) PackA(uk, src, ld, trans, dim, k, panels);
+  else PackB(uk, src, ld, trans, dim, k, panels);
+  PackedHeader h{kPackedMagic, kPackedVersion, static_cast<uint32_t>(side),
+                 static_cast<int32_t>(uk.isa), uk.mr, uk.nr, dim, k, floats};
+  std::memcpy(p.owned_.data(), &h, sizeof(h));
+  p.data_ = panels;
+  p.bytes_ = p.owned_;
+  return p;
+}
+
+std::vector<uint8_t> PackedOperand::Export() const {
+  return std::vector<uint8_t>(bytes_.begin(), bytes_.end());
+}
+
+// ---- Epilogue -----------------------------------------------------------------
+
+void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m,
+                   int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* ci = c + i * ldc;
+    if (ep.bias_kind == Epilogue::Bias::kPerRow) {
+      const float bv = ep.bias[row0 + i];
+      for (int64_t j = 0; j < n; ++j) ci[j] += bv;
+    } else if (ep.bias_kind == Epilogue::Bias::kPerCol) {
+      const float* bv = ep.bias + col0;
+      for (int64_t j = 0; j < n; ++j) ci[j] += bv[j];
+    }
+    if (ep.residual) {
+      const float* r = ep.residual + (row0 + i) * ep.ldr + col0;
+      for (int64_t j = 0; j < n; ++j) ci[j] += r[j];
+    }
+    if (ep.act.kind != ActivationKind::kNone) ApplyActivation(ep.act, ci, n);
+  }
+}
+
+// ---- Plan ---------------------------------------------------------------------
+
+namespace {
+void FreeFloats(float* p) { ::operator delete[](p, std::align_val_t(64)); }
+}  // namespace
+
+SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_t max_k,
+                     int max_threads)
+    : uk_(&uk), max_threads_(std::max(1, max_threads)) {
+  kc_ = uk.kc;
+  mc_ = RoundUp(uk.mc, uk.mr);
+  nc_ = RoundUp(uk.nc, uk.nr);
+  const int64_t kc = std::max<int64_t>(1, std::min(kc_, max_k));
+  a_buf_ = RoundUp(std::min(mc_, RoundUp(std::max<int64_t>(max_m, 1), uk.mr)), uk.mr) * kc;
+  b_buf_ = RoundUp(std::min(nc_, RoundUp(std::max<int64_t>(max_n, 1), uk.nr)), uk.nr) * kc;
+  // Keep each thread's buffers on their own cache lines.
+  a_buf_ = RoundUp(a_buf_, 16);
+  b_buf_ = RoundUp(b_buf_, 16);
+  const size_t total = static_cast<size_t>((a_buf_ + b_buf_) * max_threads_);
+  buffers_ = {static_cast<float*>(::operator new[](total * sizeof(float), std::align_val_t(64))),
+              FreeFloats};
+}
+
+SgemmPlan::SgemmPlan(SgemmPlan&&) noexcept = default;
+SgemmPlan& SgemmPlan::operator=(SgemmPlan&&) noexcept = default;
+SgemmPlan::~SgemmPlan() = default;
+
+void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
+                        int slot) {
+  const GemmUkernel& uk = *uk_;
+  const int mr = uk.mr, nr = uk.nr;
+  float* abuf = buffers_.get() + static_cast<int64_t>(slot) * (a_buf_ + b_buf_);
+  float* bbuf = abuf + a_buf_;
+  const int64_t K = g.k;
+  const bool do_epilogue = !g.epilogue.empty();
+  for (int64_t jc = n0; jc < n1; jc += nc_) {
+    const int64_t nc = std::min(nc_, n1 - jc);
+    for (int64_t pc = 0; pc < K; pc += kc_) {
+      const int64_t kc = std::min(kc_, K - pc);
+      const float* bblock;
+      int64_t b_panel_stride;
+      if (g.packed_b) {
+        bblock = g.packed_b + (jc / nr) * K * nr + pc * nr;
+        b_panel_stride = K * nr;
+      } else {
+        const float* src = g.trans_b ? g.b + jc * g.ldb + pc : g.b + pc * g.ldb + jc;
+        PackB(uk, src, g.ldb, g.trans_b, nc, kc, bbuf);
+        bblock = bbuf;
+        b_panel_stride = kc * nr;
+      }
+      const float beta = pc == 0 ? g.beta : 1.f;
+      const bool last = pc + kc >= K;
+      for (int64_t ic = m0; ic < m1; ic += mc_) {
+        const int64_t mc = std::min(mc_, m1 - ic);
+        const float* ablock;
+        int64_t a_panel_stride;
+        if (g.packed_a) {
+          ablock = g.packed_a + (ic / mr) * K * mr + pc * mr;
+          a_panel_stride = K * mr;
+        } else {
+          const float* src = g.trans_a ? g.a + pc * g.lda + ic : g.a + ic * g.lda + pc;
+          PackA(uk, src, g.lda, g.trans_a, mc, kc, abuf);
+          ablock = abuf;
+          a_panel_stride = kc * mr;
+        }
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t n = std::min<int64_t>(nr, nc - jr);
+          const float* bp = bblock + (jr / nr) * b_panel_stride;
+          for (int64_t ir = 0; ir < mc; ir += mr) {
+            const int64_t m = std::min<int64_t>(mr, mc - ir);
+            float* c = g.c + (ic + ir) * g.ldc + jc + jr;
+            uk.fn(kc, ablock + (ir / mr) * a_panel_stride, bp, c, g.ldc, m, n, g.alpha, beta);
+            if (last && do_epilogue) ApplyEpilogue(g.epilogue, c, g.ldc, ic + ir, jc + jr, m, n);
+          }
+        }
+      }
+    }
+  }
+}
+
+void SgemmPlan::Run(const SgemmArgs& args_in, ThreadPool* pool) {
+  SgemmArgs g = args_in;
+  if (g.m <= 0 || g.n <= 0) return;
+  std::lock_guard<std::mutex> lock(*mu_);
+  // A residual that is C itself folds into beta, so the first K block cannot
+  // overwrite it before it is read.
+  if (g.epilogue.residual == g.c && g.c) {
+    g.beta += 1.f;
+    g.epilogue.residual = nullptr;
+  }
+  if (g.k <= 0) {
+    for (int64_t i = 0; i < g.m; ++i) {
+      float* ci = g.c + i * g.ldc;
+      for (int64_t j = 0; j < g.n; ++j) ci[j] = g.beta == 0.f ? 0.f : g.beta * ci[j];
+    }
+    if (!g.epilogue.empty()) ApplyEpilogue(g.epilogue, g.c, g.ldc, 0, 0, g.m, g.n);
+    return;
+  }
+  const int mr = uk_->mr, nr = uk_->nr;
+  const int64_t mblocks = (g.m + mr - 1) / mr, nblocks = (g.n + nr - 1) / nr;
+  // Enough work per task to pay for waking a thread (~ 1 MFLOP).
+  const double flops = 2.0 * g.m * g.n * g.k;
+  int64_t threads = std::min<int64_t>(pool ? pool->num_threads() : 1, max_threads_);
+  threads = std::min<int64_t>(threads, std::max<int64_t>(1, static_cast<int64_t>(flops / 1e6)));
+  threads = std::min(threads, mblocks * nblocks);
+  // Grid tm x tn <= threads minimising the largest task, then its perimeter.
+  int64_t tm = 1, tn = 1;
+  double best = -1;
+  for (int64_t a = 1; a <= threads; ++a) {
+    const int64_t b = threads / a;
+    if (a > mblocks || b > nblocks) continue;
+    const double rows = static_cast<double>((mblocks + a - 1) / a) * mr;
+    const double cols = static_cast<double>((nblocks + b - 1) / b) * nr;
+    const double cost = rows * cols * 4 + (rows + cols) * 1e-3;
+    if (best < 0 || cost < best) best = cost, tm = a, tn = b;
+  }
+  const int64_t tasks = tm * tn;
+  auto task = [&](int64_t t) {
+    const int64_t ti = t / tn, tj = t % tn;
+    const int64_t m0 = mblocks * ti / tm * mr, m1 = std::min(g.m, mblocks * (ti + 1) / tm * mr);
+    const int64_t n0 = nblocks * tj / tn * nr, n1 = std::min(g.n, nblocks * (tj + 1) / tn * nr);
+    if (m0 < m1 && n0 < n1) RunTask(g, m0, m1, n0, n1, static_cast<int>(t));
+  };
+  if (tasks == 1 || !pool) {
+    task(0);
+    return;
+  }
+  // One index per task and tasks <= pool threads, so each chunk is one task and
+  // the task index names its packing buffers.
+  pool->ParallelFor(tasks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) task(t);
+  });
+}
+
+void Sgemm(const GemmUkernel& uk, const SgemmArgs& args, ThreadPool* pool) {
+  SgemmPlan plan(uk, args.m, args.n, args.k, pool ? pool->num_threads() : 1);
+  plan.Run(args, pool);
+}
+
+}  // namespace oc::gemm

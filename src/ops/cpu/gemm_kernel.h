@@ -1,0 +1,171 @@
+// Single-precision GEMM library: C = alpha * op(A) * op(B) + beta * C, then an
+// optional epilogue (bias per row or column, residual add, activation).
+//
+// Blocking scheme (BLIS-style, three levels: micro-kernel -> block -> tile):
+//   for jc over N in steps of NC          B block (KC x NC) lives in L2/L3
+//     for pc over K in steps of KC        pack B[pc:pc+KC, jc:jc+NC] into NR-wide panels
+//       for ic over M in steps of MC      pack A[ic:ic+MC, pc:pc+KC] into MR-tall panels (L2)
+//         for jr over NC in steps of NR   one B micro-panel (KC x NR) stays in L1
+//           for ir over MC in steps of MR
+//             micro-kernel: MR x NR tile of C, accumulators in registers
+// Threads split C into a grid of (M range x N range) tasks; each task runs the
+// loops above on its part with its own packing buffers.
+//
+// Packed layouts (also the layout of pre-packed constant operands):
+//   A: panels of MR rows; panel p holds k-major MR values: pa[k*MR + i] =
+//      A(p*MR + i, k), rows past M are zero.
+//   B: panels of NR columns; pb[k*NR + j] = B(k, p*NR + j), columns past N zero.
+// A fully pre-packed operand keeps all K for each panel (panel stride K*MR or
+// K*NR), so any KC block starts at panel + pc*MR (or pc*NR).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "ops/cpu/activation.h"
+
+namespace oc::gemm {
+
+// Micro-kernel contract: acc(i, j) = sum_{k < kc} a[k*MR + i] * b[k*NR + j];
+// then for i < m, j < n: c[i*ldc + j] = alpha * acc + beta * c[i*ldc + j],
+// where beta == 0 means C is not read (it may hold NaNs). Pure, no allocation.
+using GemmUkernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                               int64_t m, int64_t n, float alpha, float beta);
+
+struct GemmUkernel {
+  const char* name;  // f32_gemm_<MR>x<NR>_<isa>
+  Isa isa;
+  int mr, nr;
+  int kc, mc, nc;    // cache blocking: multiples of mr/nr where it matters
+  GemmUkernelFn fn;
+};
+
+// Micro-kernels compiled into this build (declared by gemm_ukernels.inc).
+std::span<const GemmUkernel> AllUkernels();
+// The micro-kernel for `isa`, or nullptr when this build or CPU lacks it.
+const GemmUkernel* UkernelForIsa(Isa isa);
+// The best micro-kernel for SelectedIsa().
+const GemmUkernel& DefaultUkernel();
+// True when the CPU can run micro-kernels of `isa`.
+bool IsaSupported(Isa isa);
+
+struct Epilogue {
+  enum class Bias { kNone, kPerRow, kPerCol };
+  Bias bias_kind = Bias::kNone;
+  const float* bias = nullptr;      // M values (per row) or N values (per column)
+  const float* residual = nullptr;  // added element-wise; may equal C (then ldr must equal ldc)
+  int64_t ldr = 0;
+  Activation act;
+  bool empty() const {
+    return bias_kind == Bias::kNone && residual == nullptr && act.kind == ActivationKind::kNone;
+  }
+};
+
+// One GEMM call. Either a/b (with leading dims and transposes) or packed_a /
+// packed_b (panels for the plan's micro-kernel, full K, see the layout above).
+struct SgemmArgs {
+  int64_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  int64_t lda = 0;
+  bool trans_a = false;  // A is stored K x M
+  const float* packed_a = nullptr;
+  const float* b = nullptr;
+  int64_t ldb = 0;
+  bool trans_b = false;  // B is stored N x K
+  const float* packed_b = nullptr;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  float alpha = 1.f;
+  float beta = 0.f;
+  Epilogue epilogue;
+};
+
+// Packing (exposed for pre-packing and tests). Write whole panels, zero-padded.
+// Sizes in floats of a fully packed operand:
+inline int64_t PackedASize(const GemmUkernel& uk, int64_t m, int64_t k) {
+  return (m + uk.mr - 1) / uk.mr * uk.mr * k;
+}
+inline int64_t PackedBSize(const GemmUkernel& uk, int64_t n, int64_t k) {
+  return (n + uk.nr - 1) / uk.nr * uk.nr * k;
+}
+// Packs rows [0, m) and k-range [0, k) of op(A) into dst (panel stride k*MR).
+void PackA(const GemmUkernel& uk, const float* a, int64_t lda, bool trans_a, int64_t m, int64_t k,
+           float* dst);
+// Packs columns [0, n) and k-range [0, k) of op(B) into dst (panel stride k*NR).
+void PackB(const GemmUkernel& uk, const float* b, int64_t ldb, bool trans_b, int64_t n, int64_t k,
+           float* dst);
+
+// Serialised pre-packed operand: a 64-byte header naming the micro-kernel
+// geometry and the operand shape, then the panels. Stored in the .om.
+enum class PackedSide : uint32_t { kA = 1, kB = 2 };
+std::vector<uint8_t> SerializePacked(const GemmUkernel& uk, PackedSide side, int64_t rows_or_cols,
+                                     int64_t k, std::span<const float> panels);
+// The panels inside `bytes` if they were packed for this micro-kernel, side and
+// shape (and are well formed and 4-byte aligned); else nullptr (caller repacks).
+const float* ParsePacked(std::span<const uint8_t> bytes, const GemmUkernel& uk, PackedSide side,
+                         int64_t rows_or_cols, int64_t k);
+
+// A pre-packed constant operand, either owned or borrowed from KernelInit::prepacked.
+class PackedOperand {
+ public:
+  // Uses `prepacked` when it matches; otherwise packs `src` (needs src non-null).
+  static PackedOperand Make(const GemmUkernel& uk, PackedSide side, const float* src, int64_t ld,
+                            bool trans, int64_t rows_or_cols, int64_t k,
+                            std::span<const uint8_t> prepacked);
+  const float* data() const { return data_; }
+  bool empty() const { return data_ == nullptr; }
+  // The serialised form (header + panels).
+  std::vector<uint8_t> Export() const;
+  bool borrowed() const { return owned_.empty(); }
+
+ private:
+  std::vector<uint8_t> owned_;  // serialised form when we packed it ourselves
+  const float* data_ = nullptr;
+  std::span<const uint8_t> bytes_;
+};
+
+// Per-kernel GEMM plan: micro-kernel choice plus per-thread packing buffers,
+// sized once (in the kernel factory) so that Run never allocates.
+class SgemmPlan {
+ public:
+  SgemmPlan() = default;
+  // Buffers cover any call with m <= max_m, n <= max_n, k <= max_k, on up to
+  // max_threads threads (extra pool threads are left idle).
+  SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_t max_k, int max_threads);
+  SgemmPlan(SgemmPlan&&) noexcept;
+  SgemmPlan& operator=(SgemmPlan&&) noexcept;
+  ~SgemmPlan();
+
+  const GemmUkernel& ukernel() const { return *uk_; }
+  // Runs one GEMM; args must be within the sizes given at construction.
+  // Concurrent calls on one plan are serialised.
+  void Run(const SgemmArgs& args, ThreadPool* pool);
+
+ private:
+  void RunTask(const SgemmArgs& args, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int slot);
+
+  const GemmUkernel* uk_ = nullptr;
+  int64_t kc_ = 0, mc_ = 0, nc_ = 0;
+  int max_threads_ = 1;
+  std::unique_ptr<float[], void (*)(float*)> buffers_{nullptr, nullptr};
+  int64_t a_buf_ = 0, b_buf_ = 0;  // floats per thread
+  // Kernels are shared by concurrent runs of one model; the buffers are not.
+  std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
+};
+
+// Convenience for tests and one-off calls (allocates a plan).
+void Sgemm(const GemmUkernel& uk, const SgemmArgs& args, ThreadPool* pool);
+
+// Applies the epilogue to the m x n tile at c (rows [row0, row0+m), columns
+// [col0, col0+n) of the full C).
+void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m,
+                   int64_t n);
+
+}  // namespace oc::gemm

@@ -1,0 +1,268 @@
+// sgemm against a naive triple loop, for every micro-kernel this CPU can run,
+// at and around tile edges, with transposes, alpha/beta, epilogues, threads and
+// pre-packed operands.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ops/cpu/gemm_kernel.h"
+
+namespace oc::gemm {
+namespace {
+
+std::vector<float> Random(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// C = alpha*op(A)*op(B) + beta*C, in double.
+void NaiveGemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, bool ta,
+               const float* b, int64_t ldb, bool tb, float* c, int64_t ldc, float alpha,
+               float beta) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        double av = ta ? a[p * lda + i] : a[i * lda + p];
+        double bv = tb ? b[j * ldb + p] : b[p * ldb + j];
+        s += av * bv;
+      }
+      double prev = beta == 0.f ? 0.0 : beta * static_cast<double>(c[i * ldc + j]);
+      c[i * ldc + j] = static_cast<float>(alpha * s + prev);
+    }
+}
+
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, int64_t k,
+                const std::string& what) {
+  ASSERT_EQ(got.size(), want.size());
+  const float tol = 1e-5f * static_cast<float>(k + 4);
+  int bad = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])))) {
+      if (++bad <= 3) ADD_FAILURE() << what << ": element " << i << " got " << got[i] << " want " << want[i];
+    }
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
+std::vector<const GemmUkernel*> RunnableUkernels() {
+  std::vector<const GemmUkernel*> out;
+  for (const GemmUkernel& uk : AllUkernels())
+    if (IsaSupported(uk.isa)) out.push_back(&uk);
+  return out;
+}
+
+struct Case {
+  int64_t m, n, k;
+  bool ta, tb;
+  float alpha, beta;
+};
+
+void RunCase(const GemmUkernel& uk, const Case& cs, ThreadPool* pool, bool prepack_a,
+             bool prepack_b) {
+  const int64_t lda = (cs.ta ? cs.m : cs.k) + 3, ldb = (cs.tb ? cs.k : cs.n) + 1, ldc = cs.n + 2;
+  auto a = Random((cs.ta ? cs.k : cs.m) * lda, 1);
+  auto b = Random((cs.tb ? cs.n : cs.k) * ldb, 2);
+  auto c = Random(cs.m * ldc, 3);
+  auto want = c;
+  NaiveGemm(cs.m, cs.n, cs.k, a.data(), lda, cs.ta, b.data(), ldb, cs.tb, want.data(), ldc,
+            cs.alpha, cs.beta);
+  SgemmArgs g;
+  g.m = cs.m, g.n = cs.n, g.k = cs.k;
+  g.a = a.data(), g.lda = lda, g.trans_a = cs.ta;
+  g.b = b.data(), g.ldb = ldb, g.trans_b = cs.tb;
+  g.c = c.data(), g.ldc = ldc, g.alpha = cs.alpha, g.beta = cs.beta;
+  PackedOperand pa, pb;
+  if (prepack_a) {
+    pa = PackedOperand::Make(uk, PackedSide::kA, a.data(), lda, cs.ta, cs.m, cs.k, {});
+    g.packed_a = pa.data();
+    g.a = nullptr;
+  }
+  if (prepack_b) {
+    pb = PackedOperand::Make(uk, PackedSide::kB, b.data(), ldb, cs.tb, cs.n, cs.k, {});
+    g.packed_b = pb.data();
+    g.b = nullptr;
+  }
+  Sgemm(uk, g, pool);
+  ExpectNear(c, want, cs.k,
+             std::string(uk.name) + " m=" + std::to_string(cs.m) + " n=" + std::to_string(cs.n) +
+                 " k=" + std::to_string(cs.k) + " ta=" + std::to_string(cs.ta) +
+                 " tb=" + std::to_string(cs.tb) + " pa=" + std::to_string(prepack_a) +
+                 " pb=" + std::to_string(prepack_b));
+}
+
+TEST(GemmUkernel, EveryIsaAtTileEdges) {
+  auto uks = RunnableUkernels();
+  ASSERT_FALSE(uks.empty());
+  for (const GemmUkernel* uk : uks) {
+    std::set<int64_t> ms = {1, uk->mr - 1, uk->mr, uk->mr + 1, 2 * uk->mr + 3};
+    std::set<int64_t> ns = {1, uk->nr - 1, uk->nr, uk->nr + 1, 2 * uk->nr + 3};
+    std::set<int64_t> ks = {1, 2, 7, 63, 64, 65};
+    for (int64_t m : ms)
+      for (int64_t n : ns)
+        for (int64_t k : ks) {
+          if (m < 1 || n < 1) continue;
+          RunCase(*uk, {m, n, k, false, false, 1.f, 0.f}, nullptr, false, false);
+        }
+  }
+}
+
+TEST(GemmUkernel, DirectCallMatchesContract) {
+  // Calls each micro-kernel directly on packed panels, below/at its tile, with beta.
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    const int64_t kc = 37;
+    for (int64_t m = 1; m <= uk->mr; ++m)
+      for (int64_t n : {int64_t{1}, int64_t{uk->nr - 1}, int64_t{uk->nr}}) {
+        auto a = Random(kc * uk->mr, 4), b = Random(kc * uk->nr, 5);
+        const int64_t ldc = uk->nr + 5;
+        auto c = Random(uk->mr * ldc, 6), want = c;
+        for (int64_t i = 0; i < uk->mr; ++i)
+          for (int64_t j = 0; j < ldc; ++j) {
+            if (i >= m || j >= n) continue;
+            double s = 0;
+            for (int64_t p = 0; p < kc; ++p) s += double(a[p * uk->mr + i]) * b[p * uk->nr + j];
+            want[i * ldc + j] = static_cast<float>(0.5 * s + 2.0 * c[i * ldc + j]);
+          }
+        uk->fn(kc, a.data(), b.data(), c.data(), ldc, m, n, 0.5f, 2.f);
+        ExpectNear(c, want, kc, std::string(uk->name) + " direct m=" + std::to_string(m) +
+                                    " n=" + std::to_string(n));
+      }
+  }
+}
+
+TEST(GemmDriver, TransposesAlphaBetaLargeSizes) {
+  ThreadPool pool(3);
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        RunCase(*uk, {65, 63, 64, ta, tb, 1.5f, -0.5f}, nullptr, false, false);
+        RunCase(*uk, {257, 131, 300, ta, tb, 1.f, 1.f}, &pool, false, false);
+      }
+    // Bigger than one MC/NC/KC block in every dimension, threaded.
+    RunCase(*uk, {uk->mc * 2 + 5, uk->nc + 33, uk->kc * 2 + 7, false, false, 1.f, 0.f}, &pool,
+            false, false);
+  }
+}
+
+TEST(GemmDriver, BetaZeroIgnoresNaNInC) {
+  const GemmUkernel& uk = DefaultUkernel();
+  const int64_t m = 17, n = 40, k = 9;
+  auto a = Random(m * k, 7), b = Random(k * n, 8);
+  std::vector<float> c(m * n, std::nanf("")), want(m * n, 0.f);
+  NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, want.data(), n, 1.f, 0.f);
+  SgemmArgs g;
+  g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = b.data(), g.ldb = n;
+  g.c = c.data(), g.ldc = n;
+  Sgemm(uk, g, nullptr);
+  ExpectNear(c, want, k, "beta=0 with NaN C");
+}
+
+TEST(GemmDriver, KZeroScalesC) {
+  const GemmUkernel& uk = DefaultUkernel();
+  std::vector<float> c = {1, 2, 3, 4};
+  SgemmArgs g;
+  g.m = 2, g.n = 2, g.k = 0, g.c = c.data(), g.ldc = 2, g.beta = 0.5f;
+  Sgemm(uk, g, nullptr);
+  EXPECT_EQ(c, (std::vector<float>{0.5f, 1.f, 1.5f, 2.f}));
+}
+
+TEST(GemmDriver, PrepackedOperandsEveryIsa) {
+  ThreadPool pool(2);
+  for (const GemmUkernel* uk : RunnableUkernels())
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        RunCase(*uk, {uk->mr * 3 + 1, uk->nr * 2 + 5, uk->kc + 9, ta, tb, 1.f, 0.f}, &pool, true, false);
+        RunCase(*uk, {uk->mr * 3 + 1, uk->nr * 2 + 5, uk->kc + 9, ta, tb, 1.f, 0.f}, &pool, false, true);
+        RunCase(*uk, {5, 7, 3, ta, tb, 2.f, 1.f}, nullptr, true, true);
+      }
+}
+
+TEST(GemmDriver, PrepackRoundTripAndMismatchRepacks) {
+  const GemmUkernel& uk = DefaultUkernel();
+  const int64_t n = 45, k = 70;
+  auto b = Random(k * n, 9);
+  auto first = PackedOperand::Make(uk, PackedSide::kB, b.data(), n, false, n, k, {});
+  auto blob = first.Export();
+  // Accepted back without repacking: the data points into the blob.
+  auto again = PackedOperand::Make(uk, PackedSide::kB, nullptr, n, false, n, k, blob);
+  ASSERT_FALSE(again.empty());
+  EXPECT_TRUE(again.borrowed());
+  EXPECT_EQ(again.Export(), blob);
+  // Wrong shape, truncated, corrupted, or for the other side: repacked from source.
+  auto truncated = std::vector<uint8_t>(blob.begin(), blob.end() - 4);
+  auto corrupt = blob;
+  corrupt[0] ^= 0xFF;
+  for (const auto& bad : {truncated, corrupt}) {
+    auto p = PackedOperand::Make(uk, PackedSide::kB, b.data(), n, false, n, k, bad);
+    ASSERT_FALSE(p.empty());
+    EXPECT_FALSE(p.borrowed());
+    EXPECT_EQ(p.Export(), blob);
+  }
+  EXPECT_EQ(ParsePacked(blob, uk, PackedSide::kB, n + 1, k), nullptr);
+  EXPECT_EQ(ParsePacked(blob, uk, PackedSide::kA, n, k), nullptr);
+  // Packed for another micro-kernel geometry: rejected.
+  for (const GemmUkernel& other : AllUkernels())
+    if (&other != &uk) EXPECT_EQ(ParsePacked(blob, other, PackedSide::kB, n, k), nullptr);
+  // Without a source and with a bad blob there is nothing to use.
+  EXPECT_TRUE(PackedOperand::Make(uk, PackedSide::kB, nullptr, n, false, n, k, truncated).empty());
+}
+
+TEST(GemmEpilogue, BiasResidualActivationEveryIsa) {
+  ThreadPool pool(2);
+  for (const GemmUkernel* uk : RunnableUkernels())
+    for (auto bias_kind : {Epilogue::Bias::kPerRow, Epilogue::Bias::kPerCol})
+      for (bool residual_is_c : {false, true}) {
+        const int64_t m = uk->mr * 2 + 3, n = uk->nr + 7, k = uk->kc + 5;
+        auto a = Random(m * k, 10), b = Random(k * n, 11);
+        auto bias = Random(bias_kind == Epilogue::Bias::kPerRow ? m : n, 12);
+        auto res = Random(m * n, 13);
+        std::vector<float> c(m * n, 0.f);
+        NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, c.data(), n, 1.f, 0.f);
+        std::vector<float> want(m * n);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            float v = c[i * n + j] + (bias_kind == Epilogue::Bias::kPerRow ? bias[i] : bias[j]) +
+                      res[i * n + j];
+            want[i * n + j] = std::max(v, 0.f);
+          }
+        std::vector<float> out = residual_is_c ? res : std::vector<float>(m * n, 7.f);
+        SgemmArgs g;
+        g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = b.data(), g.ldb = n;
+        g.c = out.data(), g.ldc = n;
+        g.epilogue.bias_kind = bias_kind;
+        g.epilogue.bias = bias.data();
+        g.epilogue.residual = residual_is_c ? out.data() : res.data();
+        g.epilogue.ldr = n;
+        g.epilogue.act.kind = ActivationKind::kRelu;
+        Sgemm(*uk, g, &pool);
+        ExpectNear(out, want, k, std::string(uk->name) + " epilogue");
+      }
+}
+
+TEST(GemmDriver, PlanReusedAcrossShapesAndThreads) {
+  // One plan sized for the largest call serves smaller ones, with fewer
+  // threads than the pool has.
+  ThreadPool pool(4);
+  const GemmUkernel& uk = DefaultUkernel();
+  SgemmPlan plan(uk, 200, 300, 400, 2);
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{200, 300, 400}, {1, 1, 1}, {33, 17, 5}}) {
+    auto a = Random(m * k, 14), b = Random(k * n, 15);
+    std::vector<float> c(m * n), want(m * n);
+    NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, want.data(), n, 1.f, 0.f);
+    SgemmArgs g;
+    g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = b.data(), g.ldb = n;
+    g.c = c.data(), g.ldc = n;
+    plan.Run(g, &pool);
+    ExpectNear(c, want, k, "plan reuse");
+  }
+}
+
+}  // namespace
+}  // namespace oc::gemm

@@ -1,0 +1,57 @@
+// AVX2+FMA f32 GEMM micro-kernel, 6x16: 12 ymm accumulators, two B vectors and
+// one broadcast A value per FMA pair (15 of the 16 ymm registers). Columns past
+// n go through a stack tile; rows past m are not stored.
+#include <immintrin.h>
+
+#include "ops/cpu/gemm_kernel.h"
+
+namespace oc::gemm {
+
+void f32_gemm_6x16_avx2(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                        int64_t m, int64_t n, float alpha, float beta) {
+  __m256 c0[6], c1[6];
+#pragma GCC unroll 6
+  for (int i = 0; i < 6; ++i) c0[i] = c1[i] = _mm256_setzero_ps();
+  for (int64_t k = 0; k < kc; ++k) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    _mm_prefetch(reinterpret_cast<const char*>(a + 6 * 8), _MM_HINT_T0);
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) {
+      const __m256 ai = _mm256_broadcast_ss(a + i);
+      c0[i] = _mm256_fmadd_ps(ai, b0, c0[i]);
+      c1[i] = _mm256_fmadd_ps(ai, b1, c1[i]);
+    }
+    a += 6;
+    b += 16;
+  }
+  const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+  if (n == 16) {
+#pragma GCC unroll 6
+    for (int i = 0; i < 6; ++i) {
+      if (i >= m) break;
+      float* ci = c + i * ldc;
+      __m256 r0 = _mm256_mul_ps(c0[i], va), r1 = _mm256_mul_ps(c1[i], va);
+      if (beta != 0.f) {
+        r0 = _mm256_fmadd_ps(_mm256_loadu_ps(ci), vb, r0);
+        r1 = _mm256_fmadd_ps(_mm256_loadu_ps(ci + 8), vb, r1);
+      }
+      _mm256_storeu_ps(ci, r0);
+      _mm256_storeu_ps(ci + 8, r1);
+    }
+    return;
+  }
+  alignas(32) float tile[16];
+  for (int i = 0; i < 6; ++i) {
+    if (i >= m) break;
+    float* ci = c + i * ldc;
+    _mm256_store_ps(tile, _mm256_mul_ps(c0[i], va));
+    _mm256_store_ps(tile + 8, _mm256_mul_ps(c1[i], va));
+    if (beta == 0.f) {
+      for (int64_t j = 0; j < n; ++j) ci[j] = tile[j];
+    } else {
+      for (int64_t j = 0; j < n; ++j) ci[j] = tile[j] + beta * ci[j];
+    }
+  }
+}
+
+}  // namespace oc::gemm
