@@ -1,0 +1,189 @@
+#include "atc_compile.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/executable.h"
+#include "om/om_file.h"
+#include "parser/onnx/onnx_parser.h"
+#include "passes/pipeline.h"
+
+namespace oc::atc {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// A stage is reported once the whole compile has taken over a second: quick
+// compiles stay quiet, slow ones show where the time goes.
+constexpr double kStageReportSeconds = 1.0;
+
+class Progress {
+ public:
+  explicit Progress(LogLevel level) : level_(level), start_(Clock::now()), stage_start_(start_) {}
+
+  bool info() const { return level_ <= LogLevel::kInfo; }
+  bool debug() const { return level_ <= LogLevel::kDebug; }
+  void Info(const std::string& line) const {
+    if (info()) std::printf("[INFO] ATC: %s\n", line.c_str());
+  }
+  void Warn(const std::string& line) const {
+    if (level_ <= LogLevel::kWarning) std::printf("[WARNING] ATC: %s\n", line.c_str());
+  }
+  void StageDone(const std::string& stage) {
+    auto now = Clock::now();
+    double stage_s = std::chrono::duration<double>(now - stage_start_).count();
+    double total_s = std::chrono::duration<double>(now - start_).count();
+    stage_start_ = now;
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "[%s] done in %.3f s (elapsed %.3f s)", stage.c_str(), stage_s, total_s);
+    pending_.emplace_back(buf);
+    if (total_s > kStageReportSeconds || info()) Flush();
+  }
+  void Flush() {
+    for (const auto& line : pending_) std::printf("%s\n", line.c_str());
+    pending_.clear();
+    std::fflush(stdout);
+  }
+  double Elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
+
+ private:
+  LogLevel level_;
+  Clock::time_point start_, stage_start_;
+  std::vector<std::string> pending_;
+};
+
+std::string FormatBytes(int64_t n) {
+  char buf[64];
+  if (n < 0) return "unknown";
+  if (n >= (int64_t{1} << 20)) std::snprintf(buf, sizeof buf, "%.2f MiB", n / 1048576.0);
+  else if (n >= 1024) std::snprintf(buf, sizeof buf, "%.2f KiB", n / 1024.0);
+  else std::snprintf(buf, sizeof buf, "%lld B", static_cast<long long>(n));
+  return std::string(buf) + " (" + std::to_string(n) + " bytes)";
+}
+
+AtcError ParseError(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+    case StatusCode::kIoError:
+      return {"E11001", "cannot read the model: " + s.message()};
+    case StatusCode::kInvalidArgument:
+      return {"E10001", s.message()};
+    case StatusCode::kNotSupported:
+      if (s.message().find("unsupported operator") != std::string::npos)
+        return {"E11003", "the model uses operators this build does not implement: " + s.message()};
+      return {"E11004", "the model uses a feature that is not supported: " + s.message()};
+    default:
+      return {"E11002", "cannot parse the model: " + s.message()};
+  }
+}
+
+std::string OutputPath(const std::string& output) {
+  const std::string suffix = ".om";
+  if (output.size() >= suffix.size() && output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0)
+    return output;
+  return output + suffix;
+}
+
+}  // namespace
+
+std::optional<AtcError> RunCompile(const AtcFlags& f) {
+  if (auto err = ValidateCompileFlags(f)) return err;
+  OnnxParseOptions popts;
+  if (!f.input_shape.empty())
+    if (auto err = ParseInputShape(f.input_shape, &popts.input_shapes)) return err;
+  if (!f.out_nodes.empty())
+    if (auto err = ParseOutNodes(f.out_nodes, &popts.out_nodes)) return err;
+  const std::string om_path = OutputPath(f.output);
+  fs::path parent = fs::path(om_path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !fs::is_directory(parent, ec))
+    return AtcError{"E10001", "Value [" + f.output + "] for parameter [--output] is invalid: directory '" +
+                                  parent.string() + "' does not exist"};
+
+  Progress progress(f.log);
+  progress.Info("parsing " + f.model);
+  auto parsed = ParseOnnxFile(f.model, popts);
+  if (!parsed.ok()) return ParseError(parsed.status());
+  std::shared_ptr<Graph> graph(std::move(parsed).value());
+  if (!f.input_format.empty()) graph->metadata["input_format"] = f.input_format;
+  graph->metadata["precision_mode"] = f.precision_mode;
+  progress.StageDone("parse model");
+  progress.Info("parsed " + std::to_string(graph->nodes().size()) + " nodes, " +
+                std::to_string(graph->inputs.size()) + " inputs, " + std::to_string(graph->outputs.size()) +
+                " outputs");
+  if (progress.debug()) std::printf("%s", graph->Dump().c_str());
+  if (!f.input_format.empty() && f.input_format != "ND") {
+    size_t want = f.input_format == "NCDHW" ? 5 : 4;
+    for (const Value* in : graph->inputs)
+      if (in->has_shape && in->shape.size() != want)
+        progress.Warn("input '" + in->name + "' has rank " + std::to_string(in->shape.size()) +
+                      ", not the rank " + std::to_string(want) + " --input_format=" + f.input_format + " implies");
+  }
+
+  CompileOptions copts;
+  copts.precision_mode = f.precision_mode;
+  if (progress.info()) copts.log = [&progress](const std::string& line) { progress.Info(line); };
+  Status st = RunPipeline(*graph, copts);
+  if (!st.ok()) return AtcError{"E12001", "graph compilation failed: " + st.message()};
+  progress.StageDone("optimize graph");
+  if (progress.debug()) std::printf("%s", graph->Dump().c_str());
+
+  // Creating every kernel proves that the compiled graph will load, and gives
+  // the kernels' prepacked weights for the .om.
+  auto exe = Executable::Create(graph);
+  if (!exe.ok()) return AtcError{"E12002", "kernel creation failed: " + exe.status().message()};
+  std::vector<std::vector<uint8_t>> prepacked = (*exe)->ExportPrepacked();
+  progress.StageDone("build kernels");
+
+  OmWriteOptions wopts;
+  wopts.target = HostTarget();
+  wopts.producer_version = OPENCANN_VERSION;
+  wopts.source_framework = "onnx";
+  st = WriteOmFile(om_path, *graph, prepacked, wopts);
+  if (!st.ok()) return AtcError{"E13001", "cannot write '" + om_path + "': " + st.message()};
+  progress.StageDone("write om");
+  progress.Flush();
+
+  int64_t weights = 0, packed = 0;
+  for (const auto& v : graph->values())
+    if (v->constant) weights += static_cast<int64_t>(v->constant->size());
+  for (const auto& p : prepacked) packed += static_cast<int64_t>(p.size());
+  std::printf("Model: %zu nodes, %zu inputs, %zu outputs, target %s\n", graph->nodes().size(),
+              graph->inputs.size(), graph->outputs.size(), wopts.target.c_str());
+  std::printf("Weights: %s, prepacked: %s\n", FormatBytes(weights).c_str(), FormatBytes(packed).c_str());
+  std::printf("Activation arena: %s with reuse, %s without\n", FormatBytes(graph->arena_size).c_str(),
+              FormatBytes(graph->arena_size_no_reuse).c_str());
+  std::printf("Output: %s\n", om_path.c_str());
+  return std::nullopt;
+}
+
+std::optional<AtcError> RunOmToJson(const AtcFlags& f) {
+  if (f.om.empty()) return AtcError{"E10003", "parameter [--om] is required in --mode=1"};
+  if (f.json.empty()) return AtcError{"E10003", "parameter [--json] is required in --mode=1"};
+  auto model = LoadOmFile(f.om);
+  if (!model.ok()) return AtcError{"E13002", "cannot load '" + f.om + "': " + model.status().message()};
+  std::string json = OmToJson(*model);
+  std::ofstream out(f.json, std::ios::binary | std::ios::trunc);
+  out << json;
+  out.close();
+  if (!out) return AtcError{"E13003", "cannot write JSON file '" + f.json + "'"};
+  return std::nullopt;
+}
+
+std::optional<AtcError> RunOmSummary(const AtcFlags& f) {
+  if (f.om.empty()) return AtcError{"E10003", "parameter [--om] is required in --mode=6"};
+  auto model = LoadOmFile(f.om);
+  if (!model.ok()) return AtcError{"E13002", "cannot load '" + f.om + "': " + model.status().message()};
+  std::string summary = OmSummary(*model);
+  std::fwrite(summary.data(), 1, summary.size(), stdout);
+  if (!summary.empty() && summary.back() != '\n') std::printf("\n");
+  return std::nullopt;
+}
+
+}  // namespace oc::atc

@@ -1,0 +1,310 @@
+#include "atc_flags.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+namespace oc::atc {
+namespace {
+
+struct FlagInfo {
+  const char* name;
+  const char* value;  // "" for switches
+  const char* help;
+};
+
+// The flags atc implements, in the order --help lists them.
+constexpr FlagInfo kFlags[] = {
+    {"mode", "<0|1|6>", "0: compile a model to .om (default); 1: dump a .om as JSON (--om, --json); "
+                        "6: print a .om summary (--om)"},
+    {"model", "<path>", "the source model (.onnx); external-data files are read from its folder"},
+    {"framework", "<5>", "source framework: 5 = ONNX (0 Caffe, 1 MindSpore, 3 TensorFlow are not supported)"},
+    {"output", "<path>", "output model path without suffix; '.om' is appended"},
+    {"input_shape", "<\"name:n,c,h,w;...\">", "fixed shapes for model inputs (every dim >= 0)"},
+    {"input_format", "<NCHW|NHWC|ND|NCDHW>", "layout of the inputs, recorded in the .om"},
+    {"out_nodes", "<\"node:index;...\">", "use these node outputs (or tensor names) as the model outputs"},
+    {"soc_version", "<host|x86_64|aarch64>", "target; only the host CPU is supported (default: host)"},
+    {"precision_mode", "<force_fp32|must_keep_origin_dtype>", "precision policy (default: force_fp32)"},
+    {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
+    {"om", "<path>", "the .om to read in --mode=1 and --mode=6"},
+    {"json", "<path>", "the JSON file to write in --mode=1"},
+    {"help", "", "print this help and exit"},
+    {"version", "", "print the version and exit"},
+};
+
+// ATC options we recognise but do not implement yet: a clear "not supported"
+// beats "unknown parameter" for someone porting an ATC command line.
+struct Unsupported {
+  const char* name;
+  const char* reason;
+};
+constexpr Unsupported kUnsupported[] = {
+    {"insert_op_conf", "AIPP preprocessing is not available yet"},
+    {"dynamic_batch_size", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
+    {"dynamic_image_size", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
+    {"dynamic_dims", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
+    {"input_shape_range", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
+    {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
+    {"singleop", "single-operator compilation is not available yet"},
+    {"output_type", "changing output data types is not available yet"},
+    {"input_fp16_nodes", "float16 inputs are not available yet"},
+    {"is_input_adjust_hw_layout", "float16 / NC1HWC0 inputs are not available"},
+    {"is_output_adjust_hw_layout", "float16 / NC1HWC0 outputs are not available"},
+    {"op_select_implmode", "kernels are chosen by CPU features, not by this switch"},
+    {"optypelist_for_implmode", "kernels are chosen by CPU features, not by this switch"},
+    {"fusion_switch_file", "fusion cannot be configured yet"},
+    {"enable_small_channel", "not applicable to CPU kernels"},
+    {"keep_dtype", "all computation stays in the model's dtypes (float32)"},
+    {"customize_dtypes", "all computation stays in the model's dtypes (float32)"},
+    {"modify_mixlist", "mixed precision is not available yet"},
+    {"op_precision_mode", "per-op precision is not available yet"},
+    {"compression_optimize_conf", "weight compression is not available yet"},
+    {"buffer_optimize", "buffer optimisation cannot be configured yet"},
+    {"disable_reuse_memory", "activation memory reuse cannot be switched off yet"},
+    {"external_weight", "weights are always stored inside the .om"},
+    {"op_debug_level", "operator debug builds are not available"},
+    {"op_compiler_cache_mode", "there is no operator compile cache"},
+    {"op_compiler_cache_dir", "there is no operator compile cache"},
+    {"debug_dir", "there is no operator compile cache"},
+    {"auto_tune_mode", "auto tuning is not available yet"},
+    {"host_env_os", "atc always compiles for the machine it runs on"},
+    {"host_env_cpu", "atc always compiles for the machine it runs on"},
+    {"virtual_type", "device virtualisation is not available"},
+    {"dump_mode", "dumping is not available yet"},
+    {"check_report", "model pre-check reports are not available yet"},
+};
+
+const FlagInfo* FindFlag(const std::string& name) {
+  for (const auto& f : kFlags) if (name == f.name) return &f;
+  return nullptr;
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string Suggestion(const std::string& name) {
+  const char* best = nullptr;
+  size_t best_d = 3;  // only suggest near misses
+  for (const auto& f : kFlags) {
+    size_t d = EditDistance(name, f.name);
+    if (d < best_d) { best_d = d; best = f.name; }
+  }
+  return best ? std::string("; did you mean --") + best + "?" : std::string();
+}
+
+AtcError Invalid(const std::string& flag, const std::string& value, const std::string& why) {
+  return {"E10001", "Value [" + value + "] for parameter [--" + flag + "] is invalid: " + why};
+}
+
+bool ParseInt(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 18) return false;
+  size_t i = s[0] == '-' ? 1 : 0;
+  if (i == s.size()) return false;
+  for (size_t k = i; k < s.size(); ++k) if (s[k] < '0' || s[k] > '9') return false;
+  *out = std::strtoll(s.c_str(), nullptr, 10);
+  return true;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) { parts.push_back(cur); cur.clear(); }
+    else cur += c;
+  }
+  parts.push_back(cur);
+  return parts;
+}
+
+std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::string& value) {
+  if (value.empty()) return Invalid(name, value, "the value is empty");
+  if (name == "mode") {
+    int64_t m = -1;
+    if (!ParseInt(value, &m)) return Invalid(name, value, "expected 0, 1 or 6");
+    if (m == 3) return AtcError{"E10004", "--mode=3 (pre-check only) is not supported yet; use --mode=0"};
+    if (m != 0 && m != 1 && m != 6) return Invalid(name, value, "expected 0 (compile), 1 (om to JSON) or 6 (om summary)");
+    f->mode = static_cast<int>(m);
+  } else if (name == "framework") {
+    int64_t fw = -1;
+    if (!ParseInt(value, &fw) || (fw != 0 && fw != 1 && fw != 3 && fw != 5))
+      return Invalid(name, value, "expected 0 (Caffe), 1 (MindSpore), 3 (TensorFlow) or 5 (ONNX)");
+    f->framework = static_cast<int>(fw);
+  } else if (name == "log") {
+    static const std::map<std::string, LogLevel> kLevels = {
+        {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo}, {"warning", LogLevel::kWarning},
+        {"error", LogLevel::kError}, {"null", LogLevel::kNull}};
+    auto it = kLevels.find(value);
+    if (it == kLevels.end()) return Invalid(name, value, "expected debug, info, warning, error or null");
+    f->log = it->second;
+  } else if (name == "model") { f->model = value; }
+  else if (name == "output") { f->output = value; }
+  else if (name == "input_shape") { f->input_shape = value; }
+  else if (name == "input_format") { f->input_format = value; }
+  else if (name == "out_nodes") { f->out_nodes = value; }
+  else if (name == "soc_version") { f->soc_version = value; }
+  else if (name == "precision_mode") { f->precision_mode = value; }
+  else if (name == "om") { f->om = value; }
+  else if (name == "json") { f->json = value; }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags) {
+  std::set<std::string> seen;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h") { flags->help = true; continue; }
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2)
+      return AtcError{"E10002", "unexpected argument [" + arg + "]; parameters are written --name=value"};
+    std::string body = arg.substr(2);
+    size_t eq = body.find('=');
+    std::string name = body.substr(0, eq);
+    bool has_value = eq != std::string::npos;
+    std::string value = has_value ? body.substr(eq + 1) : std::string();
+    const FlagInfo* info = FindFlag(name);
+    if (!info) {
+      for (const auto& u : kUnsupported)
+        if (name == u.name)
+          return AtcError{"E10004", "parameter [--" + name + "] is not supported yet: " + u.reason};
+      return AtcError{"E10002", "unknown parameter [--" + name + "]" + Suggestion(name) +
+                                    " (see atc --help)"};
+    }
+    if (!*info->value) {  // a switch
+      if (has_value) return Invalid(name, value, "this switch takes no value");
+      if (name == "help") flags->help = true;
+      if (name == "version") flags->version = true;
+      continue;
+    }
+    if (!has_value) {
+      if (i + 1 >= argc || std::string(argv[i + 1]).rfind("--", 0) == 0)
+        return AtcError{"E10003", "parameter [--" + name + "] needs a value: --" + name + "=" + info->value};
+      value = argv[++i];
+    }
+    if (!seen.insert(name).second)
+      return Invalid(name, value, "the parameter is given more than once");
+    flags->given.push_back(name);
+    if (auto err = Assign(flags, name, value)) return err;
+  }
+  return std::nullopt;
+}
+
+std::optional<AtcError> ParseInputShape(const std::string& text,
+                                        std::map<std::string, std::vector<int64_t>>* out) {
+  for (const std::string& item : Split(text, ';')) {
+    if (item.empty()) continue;  // tolerate a trailing ';'
+    size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return Invalid("input_shape", item, "expected \"input_name:dim0,dim1,...\"");
+    std::string name = item.substr(0, colon);
+    std::string dims_text = item.substr(colon + 1);
+    std::vector<int64_t> dims;
+    if (!dims_text.empty()) {
+      for (const std::string& d : Split(dims_text, ',')) {
+        int64_t v = 0;
+        if (d.find('~') != std::string::npos || d == "-1" || d == "?")
+          return AtcError{"E10005", "--input_shape [" + item + "]: dynamic dim '" + d +
+                                        "' is not supported yet; dynamic-shape support (-1 dims, ranges, "
+                                        "--dynamic_batch_size) is not available, so give a fixed size for every dim"};
+        if (!ParseInt(d, &v) || v < 0)
+          return Invalid("input_shape", item, "dim '" + d + "' is not a non-negative integer");
+        dims.push_back(v);
+      }
+    }
+    if (out->count(name)) return Invalid("input_shape", text, "input '" + name + "' is given twice");
+    (*out)[name] = std::move(dims);
+  }
+  if (out->empty()) return Invalid("input_shape", text, "no \"name:dims\" entries");
+  return std::nullopt;
+}
+
+std::optional<AtcError> ParseOutNodes(const std::string& text, std::vector<std::string>* out) {
+  for (const std::string& item : Split(text, ';')) {
+    if (item.empty()) continue;
+    out->push_back(item);
+  }
+  if (out->empty()) return Invalid("out_nodes", text, "expected \"node_name:output_index;...\"");
+  return std::nullopt;
+}
+
+std::optional<AtcError> ValidateCompileFlags(const AtcFlags& f) {
+  if (f.model.empty()) return AtcError{"E10003", "parameter [--model] is required in --mode=0"};
+  if (!f.framework) return AtcError{"E10003", "parameter [--framework] is required in --mode=0 (5 = ONNX)"};
+  if (f.output.empty()) return AtcError{"E10003", "parameter [--output] is required in --mode=0"};
+  static const std::map<int, const char*> kFrameworks = {{0, "Caffe"}, {1, "MindSpore"}, {3, "TensorFlow"}};
+  if (auto it = kFrameworks.find(*f.framework); it != kFrameworks.end())
+    return AtcError{"E10004", std::string("--framework=") + std::to_string(*f.framework) + " (" + it->second +
+                                  ") is not supported; only ONNX models (--framework=5) can be compiled"};
+  // The host CPU is the only target; Ascend SoC names are recognised so that
+  // an unchanged Ascend command line gets a clear answer.
+  const std::string& soc = f.soc_version;
+  if (!soc.empty() && soc != "host") {
+#if defined(__x86_64__)
+    const char* host_arch = "x86_64";
+#elif defined(__aarch64__)
+    const char* host_arch = "aarch64";
+#else
+    const char* host_arch = "";
+#endif
+    std::string lower = soc;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower.rfind("ascend", 0) == 0)
+      return AtcError{"E10004", "--soc_version=" + soc + ": Ascend SoCs are not supported; OpenCANN compiles "
+                                    "for the host CPU (omit --soc_version, or use host)"};
+    if (soc == "x86_64" || soc == "aarch64") {
+      if (soc != host_arch)
+        return AtcError{"E10004", "--soc_version=" + soc + ": cross-compiling is not supported; this machine is " +
+                                      host_arch + " (use host)"};
+    } else {
+      return Invalid("soc_version", soc, "expected host, x86_64 or aarch64");
+    }
+  }
+  const std::string& pm = f.precision_mode;
+  static const std::set<std::string> kLaterModes = {
+      "force_fp16", "allow_fp32_to_fp16", "allow_mix_precision", "allow_mix_precision_fp16",
+      "allow_mix_precision_bf16", "allow_fp32_to_bf16", "force_lowerprecision", "cube_fp16in_fp32out"};
+  if (kLaterModes.count(pm))
+    return AtcError{"E10004", "--precision_mode=" + pm + " is not supported yet: kernels compute in float32; "
+                                  "use force_fp32 or must_keep_origin_dtype"};
+  if (pm != "force_fp32" && pm != "must_keep_origin_dtype")
+    return Invalid("precision_mode", pm, "expected force_fp32 or must_keep_origin_dtype");
+  const std::string& fmt = f.input_format;
+  if (!fmt.empty() && fmt != "NCHW" && fmt != "NHWC" && fmt != "ND" && fmt != "NCDHW")
+    return Invalid("input_format", fmt, "expected NCHW, NHWC, ND or NCDHW");
+  for (const char* name : {"om", "json"})
+    if (std::find(f.given.begin(), f.given.end(), name) != f.given.end())
+      return AtcError{"E10001", std::string("parameter [--") + name + "] is only used with --mode=1 or --mode=6"};
+  return std::nullopt;
+}
+
+std::string UsageText() {
+  std::ostringstream os;
+  os << "Usage: atc --model=<model.onnx> --framework=5 --output=<name> [options]\n"
+        "       atc --mode=1 --om=<model.om> --json=<out.json>\n"
+        "       atc --mode=6 --om=<model.om>\n\n"
+        "Compiles an ONNX model into an offline model (.om) for the OpenCANN CPU runtime.\n\n"
+        "Options:\n";
+  for (const auto& f : kFlags) {
+    std::string lhs = std::string("  --") + f.name + (*f.value ? std::string("=") + f.value : "");
+    os << lhs;
+    if (lhs.size() < 44) os << std::string(44 - lhs.size(), ' ');
+    else os << "\n" << std::string(44, ' ');
+    os << f.help << "\n";
+  }
+  os << "\nExample:\n"
+        "  atc --model=resnet50.onnx --framework=5 --output=resnet50 \\\n"
+        "      --input_shape=\"input:1,3,224,224\" --input_format=NCHW\n";
+  return os.str();
+}
+
+}  // namespace oc::atc
