@@ -1,0 +1,416 @@
+// Binary arithmetic with numpy broadcasting: Add Sub Mul Div Pow Mod PRelu
+// BitShift, and the variadic Sum Mean Max Min. Broadcast plans are built in the
+// factory; Run is a ParallelFor over output chunks whose inner runs are plain
+// loops specialised on whether each input is contiguous or a repeated scalar.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "ops/cpu/elementwise_common.h"
+#include "ops/infer_util.h"
+#include "ops/op_registry.h"
+
+namespace oc {
+namespace {
+
+using ew::BroadcastPlan;
+
+template <typename T>
+using Wide = std::conditional_t<std::is_signed_v<T>, std::make_unsigned_t<T>, T>;
+
+// Functors. Integer wrap-around is done in unsigned arithmetic (onnxruntime wraps).
+struct AddOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
+    else return a + b;
+  }
+};
+struct SubOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b));
+    else return a - b;
+  }
+};
+struct MulOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+    else return a * b;
+  }
+};
+// Integer division truncates toward zero like onnxruntime; zero divisors are
+// rejected before the loop runs.
+struct DivOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+      return b == -1 ? static_cast<T>(Wide<T>(0) - static_cast<Wide<T>>(a)) : static_cast<T>(a / b);
+    else return a / b;
+  }
+};
+// Max/Min propagate NaN (as numpy and onnxruntime do).
+struct MaxOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a != a || a >= b) ? a : b;
+    else return a >= b ? a : b;
+  }
+};
+struct MinOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return (a != a || a <= b) ? a : b;
+    else return a <= b ? a : b;
+  }
+};
+struct PowOp {
+  template <typename A, typename B> A operator()(A a, B b) const {
+    if constexpr (std::is_same_v<A, float> && std::is_same_v<B, float>) return std::pow(a, b);
+    else return static_cast<A>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  }
+};
+// fmod=1: sign of the dividend (C fmod / %).
+struct FmodOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) return std::fmod(a, b);
+    else if constexpr (std::is_signed_v<T>) return b == -1 ? T(0) : static_cast<T>(a % b);
+    else return static_cast<T>(a % b);
+  }
+};
+// fmod=0 on integers: sign of the divisor (Python %).
+struct IntModOp {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::fmod(a, b);  // unreachable: the factory rejects floats with fmod=0
+    } else if constexpr (std::is_signed_v<T>) {
+      if (b == -1) return T(0);
+      T r = static_cast<T>(a % b);
+      return (r != 0 && ((r < 0) != (b < 0))) ? static_cast<T>(r + b) : r;
+    } else {
+      return static_cast<T>(a % b);
+    }
+  }
+};
+struct PReluOp {
+  template <typename T> T operator()(T x, T s) const { return x < T(0) ? static_cast<T>(x * s) : x; }
+};
+struct ShlOp {
+  template <typename T> T operator()(T a, T b) const {
+    return b >= T(sizeof(T) * 8) ? T(0) : static_cast<T>(a << b);
+  }
+};
+struct ShrOp {
+  template <typename T> T operator()(T a, T b) const {
+    return b >= T(sizeof(T) * 8) ? T(0) : static_cast<T>(a >> b);
+  }
+};
+
+template <int SA, int SB, typename TA, typename TB, typename TO, typename Op>
+void BinaryLoop(const TA* a, const TB* b, TO* o, int64_t n) {
+  Op op;
+  for (int64_t i = 0; i < n; ++i) o[i] = op(a[i * SA], b[i * SB]);
+}
+
+// One broadcast binary step: o = op(a, b) over `plan`.
+template <typename TA, typename TB, typename TO, typename Op>
+class BinaryStep {
+ public:
+  explicit BinaryStep(BroadcastPlan plan) : plan_(std::move(plan)) {
+    int sa = plan_.inner_stride[0], sb = plan_.inner_stride[1];
+    if (sa && sb) loop_ = BinaryLoop<1, 1, TA, TB, TO, Op>;
+    else if (sa) loop_ = BinaryLoop<1, 0, TA, TB, TO, Op>;
+    else if (sb) loop_ = BinaryLoop<0, 1, TA, TB, TO, Op>;
+    else loop_ = BinaryLoop<0, 0, TA, TB, TO, Op>;
+  }
+  void Run(const TA* a, const TB* b, TO* o, ThreadPool& pool) const {
+    pool.ParallelFor(plan_.total, ew::kGrain, [&](int64_t begin, int64_t end) {
+      ew::ForEachRun(plan_, begin, end, [&](int64_t oo, const int64_t* off, int64_t len) {
+        loop_(a + off[0], b + off[1], o + oo, len);
+      });
+    });
+  }
+  const BroadcastPlan& plan() const { return plan_; }
+
+ private:
+  BroadcastPlan plan_;
+  void (*loop_)(const TA*, const TB*, TO*, int64_t) = nullptr;
+};
+
+template <typename T>
+bool HasZero(const T* p, int64_t n) {
+  bool z = false;
+  for (int64_t i = 0; i < n; ++i) z |= (p[i] == T(0));
+  return z;
+}
+
+template <typename TA, typename TB, typename TO, typename Op>
+class BinaryKernel final : public Kernel {
+ public:
+  BinaryKernel(const Node& node, BroadcastPlan plan, bool check_zero_divisor, int64_t b_elems)
+      : step_(std::move(plan)), check_zero_(check_zero_divisor), b_elems_(b_elems),
+        what_(node.Describe()) {}
+  Status Run(const KernelIO& io) override {
+    if constexpr (std::is_integral_v<TB>) {
+      if (check_zero_ && HasZero(io.in<TB>(1), b_elems_))
+        return InvalidArgument(what_, ": integer division by zero");
+    }
+    step_.Run(io.in<TA>(0), io.in<TB>(1), io.out<TO>(0), *io.pool);
+    return Status::Ok();
+  }
+
+ private:
+  BinaryStep<TA, TB, TO, Op> step_;
+  bool check_zero_;
+  int64_t b_elems_;
+  std::string what_;
+};
+
+// Sum / Mean / Max / Min over 1..N inputs: out = op(in0, in1), then
+// out = op(out, in_k) for the rest; Mean scales at the end.
+template <typename T, typename Op>
+class VariadicKernel final : public Kernel {
+ public:
+  VariadicKernel(std::vector<BinaryStep<T, T, T, Op>> steps, int64_t total, size_t first_bytes,
+                 double scale)
+      : steps_(std::move(steps)), total_(total), first_bytes_(first_bytes), scale_(scale) {}
+  Status Run(const KernelIO& io) override {
+    T* out = io.out<T>(0);
+    if (steps_.empty()) {  // single input of the output's shape
+      if (io.outputs[0] != io.inputs[0]) std::memcpy(out, io.inputs[0], first_bytes_);
+    } else {
+      steps_[0].Run(io.in<T>(0), io.in<T>(1), out, *io.pool);
+      for (size_t k = 1; k < steps_.size(); ++k) steps_[k].Run(out, io.in<T>(k + 1), out, *io.pool);
+    }
+    if (scale_ != 1.0) {
+      if constexpr (std::is_floating_point_v<T>) {
+        const T s = static_cast<T>(scale_);
+        io.pool->ParallelFor(total_, ew::kGrain, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) out[i] *= s;
+        });
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::vector<BinaryStep<T, T, T, Op>> steps_;
+  int64_t total_;
+  size_t first_bytes_;
+  double scale_;
+};
+
+// ---- Inference -------------------------------------------------------------
+
+Status InferBinarySameType(Node& node) {
+  if (node.inputs.size() < 2 || !node.input(0) || !node.input(1))
+    return InvalidArgument(node.Describe(), ": expects 2 inputs, got ", node.inputs.size());
+  OC_RETURN_IF_ERROR(ew::RequireSameDtype(node));
+  OC_ASSIGN_OR_RETURN(auto shape, ew::BroadcastAll(node));
+  SetOutput(node, 0, node.input(0)->dtype, std::move(shape));
+  return Status::Ok();
+}
+
+Status InferPow(Node& node) {
+  if (node.inputs.size() != 2 || !node.input(0) || !node.input(1))
+    return InvalidArgument(node.Describe(), ": expects 2 inputs (X, Y)");
+  OC_ASSIGN_OR_RETURN(auto shape, ew::BroadcastAll(node));
+  SetOutput(node, 0, node.input(0)->dtype, std::move(shape));
+  return Status::Ok();
+}
+
+Status InferVariadic(Node& node) {
+  if (node.inputs.empty()) return InvalidArgument(node.Describe(), ": needs at least one input");
+  for (size_t i = 0; i < node.inputs.size(); ++i)
+    if (!node.inputs[i]) return InvalidArgument(node.Describe(), ": input ", i, " is missing");
+  OC_RETURN_IF_ERROR(ew::RequireSameDtype(node));
+  OC_ASSIGN_OR_RETURN(auto shape, ew::BroadcastAll(node));
+  SetOutput(node, 0, node.input(0)->dtype, std::move(shape));
+  return Status::Ok();
+}
+
+// PRelu: slope broadcasts one way to X.
+Status InferPRelu(Node& node) {
+  if (node.inputs.size() != 2 || !node.input(0) || !node.input(1))
+    return InvalidArgument(node.Describe(), ": expects 2 inputs (X, slope)");
+  OC_RETURN_IF_ERROR(RequireInput(node, 0));
+  OC_RETURN_IF_ERROR(RequireInput(node, 1));
+  OC_RETURN_IF_ERROR(ew::RequireSameDtype(node));
+  const Value& x = *node.input(0);
+  OC_ASSIGN_OR_RETURN(auto shape, BroadcastShapes(node, x.shape, node.input(1)->shape));
+  bool same = shape.size() == x.shape.size();
+  for (size_t i = 0; same && i < shape.size(); ++i)
+    if (x.shape[i] >= 0 && shape[i] >= 0 && shape[i] != x.shape[i]) same = false;
+  if (!same)
+    return InvalidArgument(node.Describe(), ": slope shape ", node.input(1)->ShapeString(),
+                           " does not broadcast to X shape ", x.ShapeString());
+  SetOutputLike(node, 0, x);
+  return Status::Ok();
+}
+
+Status InferBitShift(Node& node) {
+  OC_RETURN_IF_ERROR(InferBinarySameType(node));
+  std::string dir = node.GetString("direction", "");
+  if (dir != "LEFT" && dir != "RIGHT")
+    return InvalidArgument(node.Describe(), ": direction must be \"LEFT\" or \"RIGHT\", got \"", dir, "\"");
+  return Status::Ok();
+}
+
+// ---- Factories ---------------------------------------------------------------
+
+std::vector<std::vector<int64_t>> InShapes(const Node& n, std::initializer_list<size_t> idx) {
+  std::vector<std::vector<int64_t>> s;
+  for (size_t i : idx) s.push_back(n.input(i)->shape);
+  return s;
+}
+
+template <typename TA, typename TB, typename Op>
+Expected<KernelPtr> MakeBinaryTyped(const Node& n, bool check_zero = false) {
+  OC_ASSIGN_OR_RETURN(BroadcastPlan plan, ew::MakeBroadcastPlan(n, InShapes(n, {0, 1}), n.output(0)->shape));
+  return KernelPtr(new BinaryKernel<TA, TB, TA, Op>(n, std::move(plan), check_zero,
+                                                     n.input(1)->NumElements()));
+}
+
+template <typename Op>
+Expected<KernelPtr> MakeArith(const Node& n, bool ints, bool check_zero) {
+  switch (n.input(0)->dtype) {
+    case DataType::kFloat32: return MakeBinaryTyped<float, float, Op>(n);
+    case DataType::kFloat64: return MakeBinaryTyped<double, double, Op>(n);
+    case DataType::kInt32: if (ints) return MakeBinaryTyped<int32_t, int32_t, Op>(n, check_zero); break;
+    case DataType::kInt64: if (ints) return MakeBinaryTyped<int64_t, int64_t, Op>(n, check_zero); break;
+    default: break;
+  }
+  return ew::UnsupportedDtype(n, n.input(0)->dtype);
+}
+
+Status CheckStatic(const Node& n, size_t num_inputs) {
+  OC_RETURN_IF_ERROR(RequireStaticShapes(n));
+  if (n.inputs.size() < num_inputs || !n.output(0))
+    return InvalidArgument(n.Describe(), ": expects ", num_inputs, " inputs and an output");
+  for (size_t i = 0; i < num_inputs; ++i)
+    if (!n.input(i)) return InvalidArgument(n.Describe(), ": input ", i, " is missing");
+  return Status::Ok();
+}
+
+Expected<KernelPtr> MakeAdd(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  return MakeArith<AddOp>(init.node, true, false);
+}
+Expected<KernelPtr> MakeSub(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  return MakeArith<SubOp>(init.node, true, false);
+}
+Expected<KernelPtr> MakeMul(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  return MakeArith<MulOp>(init.node, true, false);
+}
+Expected<KernelPtr> MakeDiv(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  return MakeArith<DivOp>(init.node, true, true);
+}
+Expected<KernelPtr> MakePRelu(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  return MakeArith<PReluOp>(init.node, true, false);
+}
+
+Expected<KernelPtr> MakeMod(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  const Node& n = init.node;
+  bool fmod = n.GetInt("fmod", 0) != 0;
+  if (!fmod && ew::IsFloatType(n.input(0)->dtype))
+    return InvalidArgument(n.Describe(), ": fmod must be 1 for floating-point inputs");
+  if (fmod) return MakeArith<FmodOp>(n, true, true);
+  return MakeArith<IntModOp>(n, true, true);
+}
+
+template <typename TA>
+Expected<KernelPtr> MakePowFor(const Node& n) {
+  switch (n.input(1)->dtype) {
+    case DataType::kFloat32: return MakeBinaryTyped<TA, float, PowOp>(n);
+    case DataType::kFloat64: return MakeBinaryTyped<TA, double, PowOp>(n);
+    case DataType::kInt32: return MakeBinaryTyped<TA, int32_t, PowOp>(n);
+    case DataType::kInt64: return MakeBinaryTyped<TA, int64_t, PowOp>(n);
+    default: return ew::UnsupportedDtype(n, n.input(1)->dtype);
+  }
+}
+Expected<KernelPtr> MakePow(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  const Node& n = init.node;
+  switch (n.input(0)->dtype) {
+    case DataType::kFloat32: return MakePowFor<float>(n);
+    case DataType::kFloat64: return MakePowFor<double>(n);
+    case DataType::kInt32: return MakePowFor<int32_t>(n);
+    case DataType::kInt64: return MakePowFor<int64_t>(n);
+    default: return ew::UnsupportedDtype(n, n.input(0)->dtype);
+  }
+}
+
+Expected<KernelPtr> MakeBitShift(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
+  const Node& n = init.node;
+  bool left = n.GetString("direction", "") == "LEFT";
+  switch (n.input(0)->dtype) {
+#define OC_SHIFT_CASE(DT, T) \
+    case DT: return left ? MakeBinaryTyped<T, T, ShlOp>(n) : MakeBinaryTyped<T, T, ShrOp>(n);
+    OC_SHIFT_CASE(DataType::kUInt8, uint8_t)
+    OC_SHIFT_CASE(DataType::kUInt16, uint16_t)
+    OC_SHIFT_CASE(DataType::kUInt32, uint32_t)
+    OC_SHIFT_CASE(DataType::kUInt64, uint64_t)
+#undef OC_SHIFT_CASE
+    default: return ew::UnsupportedDtype(n, n.input(0)->dtype);
+  }
+}
+
+template <typename T, typename Op>
+Expected<KernelPtr> MakeVariadicTyped(const Node& n, bool mean) {
+  std::vector<BinaryStep<T, T, T, Op>> steps;
+  const auto& out = n.output(0)->shape;
+  if (n.inputs.size() == 1) {
+    if (n.input(0)->shape != out) return Internal(n.Describe(), ": output shape differs from input");
+  } else {
+    OC_ASSIGN_OR_RETURN(BroadcastPlan p0, ew::MakeBroadcastPlan(n, InShapes(n, {0, 1}), out));
+    steps.emplace_back(std::move(p0));
+    for (size_t k = 2; k < n.inputs.size(); ++k) {
+      OC_ASSIGN_OR_RETURN(BroadcastPlan pk, ew::MakeBroadcastPlan(n, {out, n.input(k)->shape}, out));
+      steps.emplace_back(std::move(pk));
+    }
+  }
+  double scale = mean ? 1.0 / static_cast<double>(n.inputs.size()) : 1.0;
+  return KernelPtr(new VariadicKernel<T, Op>(std::move(steps), n.output(0)->NumElements(),
+                                             static_cast<size_t>(n.input(0)->ByteSize()), scale));
+}
+
+template <typename Op>
+Expected<KernelPtr> MakeVariadicOf(const KernelInit& init, bool ints, bool mean) {
+  const Node& n = init.node;
+  OC_RETURN_IF_ERROR(CheckStatic(n, 1));
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (!n.inputs[i]) return InvalidArgument(n.Describe(), ": input ", i, " is missing");
+  switch (n.input(0)->dtype) {
+    case DataType::kFloat32: return MakeVariadicTyped<float, Op>(n, mean);
+    case DataType::kFloat64: return MakeVariadicTyped<double, Op>(n, mean);
+    case DataType::kInt32: if (ints) return MakeVariadicTyped<int32_t, Op>(n, mean); break;
+    case DataType::kInt64: if (ints) return MakeVariadicTyped<int64_t, Op>(n, mean); break;
+    default: break;
+  }
+  return ew::UnsupportedDtype(n, n.input(0)->dtype);
+}
+Expected<KernelPtr> MakeSum(const KernelInit& init) { return MakeVariadicOf<AddOp>(init, true, false); }
+Expected<KernelPtr> MakeMean(const KernelInit& init) { return MakeVariadicOf<AddOp>(init, false, true); }
+Expected<KernelPtr> MakeMax(const KernelInit& init) { return MakeVariadicOf<MaxOp>(init, true, false); }
+Expected<KernelPtr> MakeMin(const KernelInit& init) { return MakeVariadicOf<MinOp>(init, true, false); }
+
+}  // namespace
+
+void RegisterElementwiseOps(OpRegistry& r) {
+  r.Register({.op_type = "Add", .min_opset = 7, .infer = InferBinarySameType, .cpu = MakeAdd});
+  r.Register({.op_type = "Sub", .min_opset = 7, .infer = InferBinarySameType, .cpu = MakeSub});
+  r.Register({.op_type = "Mul", .min_opset = 7, .infer = InferBinarySameType, .cpu = MakeMul});
+  r.Register({.op_type = "Div", .min_opset = 7, .infer = InferBinarySameType, .cpu = MakeDiv});
+  r.Register({.op_type = "Pow", .min_opset = 7, .infer = InferPow, .cpu = MakePow});
+  r.Register({.op_type = "Mod", .min_opset = 10, .infer = InferBinarySameType, .cpu = MakeMod});
+  r.Register({.op_type = "PRelu", .min_opset = 7, .infer = InferPRelu, .cpu = MakePRelu});
+  r.Register({.op_type = "BitShift", .min_opset = 11, .infer = InferBitShift, .cpu = MakeBitShift});
+  r.Register({.op_type = "Sum", .min_opset = 6, .infer = InferVariadic, .cpu = MakeSum});
+  r.Register({.op_type = "Mean", .min_opset = 6, .infer = InferVariadic, .cpu = MakeMean});
+  r.Register({.op_type = "Max", .min_opset = 6, .infer = InferVariadic, .cpu = MakeMax});
+  r.Register({.op_type = "Min", .min_opset = 6, .infer = InferVariadic, .cpu = MakeMin});
+}
+
+}  // namespace oc
