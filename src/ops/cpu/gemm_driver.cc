@@ -121,34 +121,29 @@ struct PackedHeader {
   uint32_t side;
   int32_t isa;
   int32_t mr, nr;
-  int64_t dim;  // M for A, N for B
+  int64_t dim;  // M (side A) or N (side B) of one group
   int64_t k;
+  int64_t groups;
   int64_t floats;
 };
 static_assert(sizeof(PackedHeader) <= kHeaderBytes);
+
+int64_t GroupFloats(const GemmUkernel& uk, PackedSide side, int64_t dim, int64_t k) {
+  return side == PackedSide::kA ? PackedASize(uk, dim, k) : PackedBSize(uk, dim, k);
+}
 }  // namespace
 
-std::vector<uint8_t> SerializePacked(const GemmUkernel& uk, PackedSide side, int64_t dim, int64_t k,
-                                     std::span<const float> panels) {
-  std::vector<uint8_t> out(kHeaderBytes + panels.size_bytes(), 0);
-  PackedHeader h{kPackedMagic, kPackedVersion, static_cast<uint32_t>(side),
-                 static_cast<int32_t>(uk.isa), uk.mr, uk.nr, dim, k,
-                 static_cast<int64_t>(panels.size())};
-  std::memcpy(out.data(), &h, sizeof(h));
-  if (!panels.empty()) std::memcpy(out.data() + kHeaderBytes, panels.data(), panels.size_bytes());
-  return out;
-}
-
 const float* ParsePacked(std::span<const uint8_t> bytes, const GemmUkernel& uk, PackedSide side,
-                         int64_t dim, int64_t k) {
+                         int64_t dim, int64_t k, int64_t groups) {
   if (bytes.size() < kHeaderBytes) return nullptr;
   if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0) return nullptr;
   PackedHeader h;
   std::memcpy(&h, bytes.data(), sizeof(h));
-  const int64_t want = side == PackedSide::kA ? PackedASize(uk, dim, k) : PackedBSize(uk, dim, k);
+  const int64_t want = GroupFloats(uk, side, dim, k) * groups;
   if (h.magic != kPackedMagic || h.version != kPackedVersion ||
       h.side != static_cast<uint32_t>(side) || h.isa != static_cast<int32_t>(uk.isa) ||
-      h.mr != uk.mr || h.nr != uk.nr || h.dim != dim || h.k != k || h.floats != want)
+      h.mr != uk.mr || h.nr != uk.nr || h.dim != dim || h.k != k || h.groups != groups ||
+      h.floats != want)
     return nullptr;
   if (bytes.size() != kHeaderBytes + static_cast<size_t>(want) * sizeof(float)) return nullptr;
   return reinterpret_cast<const float*>(bytes.data() + kHeaderBytes);
@@ -156,21 +151,27 @@ const float* ParsePacked(std::span<const uint8_t> bytes, const GemmUkernel& uk, 
 
 PackedOperand PackedOperand::Make(const GemmUkernel& uk, PackedSide side, const float* src,
                                   int64_t ld, bool trans, int64_t dim, int64_t k,
-                                  std::span<const uint8_t> prepacked) {
+                                  std::span<const uint8_t> prepacked, int64_t groups,
+                                  int64_t group_stride) {
   PackedOperand p;
-  if (const float* d = ParsePacked(prepacked, uk, side, dim, k)) {
+  p.group_floats_ = GroupFloats(uk, side, dim, k);
+  if (const float* d = ParsePacked(prepacked, uk, side, dim, k, groups)) {
     p.data_ = d;
     p.bytes_ = prepacked;
     return p;
   }
   if (!src) return p;
-  const int64_t floats = side == PackedSide::kA ? PackedASize(uk, dim, k) : PackedBSize(uk, dim, k);
+  const int64_t floats = p.group_floats_ * groups;
   p.owned_.assign(kHeaderBytes + static_cast<size_t>(floats) * sizeof(float), 0);
   float* panels = reinterpret_cast<float*>(p.owned_.data() + kHeaderBytes);
-  if (side == PackedSide::kA) PackA(uk, src, ld, trans, dim, k, panels);
-  else PackB(uk, src, ld, trans, dim, k, panels);
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* s = src + g * group_stride;
+    float* d = panels + g * p.group_floats_;
+    if (side == PackedSide::kA) PackA(uk, s, ld, trans, dim, k, d);
+    else PackB(uk, s, ld, trans, dim, k, d);
+  }
   PackedHeader h{kPackedMagic, kPackedVersion, static_cast<uint32_t>(side),
-                 static_cast<int32_t>(uk.isa), uk.mr, uk.nr, dim, k, floats};
+                 static_cast<int32_t>(uk.isa), uk.mr, uk.nr, dim, k, groups, floats};
   std::memcpy(p.owned_.data(), &h, sizeof(h));
   p.data_ = panels;
   p.bytes_ = p.owned_;

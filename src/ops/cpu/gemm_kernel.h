@@ -103,31 +103,43 @@ void PackB(const GemmUkernel& uk, const float* b, int64_t ldb, bool trans_b, int
            float* dst);
 
 // Serialised pre-packed operand: a 64-byte header naming the micro-kernel
-// geometry and the operand shape, then the panels. Stored in the .om.
+// geometry and the operand shape, then the panels. Stored in the .om. An
+// operand may hold `groups` independent matrices (grouped conv weights, batched
+// constant MatMul operands), each packed alone: group g starts at
+// g * Packed{A,B}Size(dim, k) floats.
 enum class PackedSide : uint32_t { kA = 1, kB = 2 };
-std::vector<uint8_t> SerializePacked(const GemmUkernel& uk, PackedSide side, int64_t rows_or_cols,
-                                     int64_t k, std::span<const float> panels);
 // The panels inside `bytes` if they were packed for this micro-kernel, side and
 // shape (and are well formed and 4-byte aligned); else nullptr (caller repacks).
 const float* ParsePacked(std::span<const uint8_t> bytes, const GemmUkernel& uk, PackedSide side,
-                         int64_t rows_or_cols, int64_t k);
+                         int64_t dim, int64_t k, int64_t groups = 1);
 
 // A pre-packed constant operand, either owned or borrowed from KernelInit::prepacked.
 class PackedOperand {
  public:
-  // Uses `prepacked` when it matches; otherwise packs `src` (needs src non-null).
+  PackedOperand() = default;
+  // Move-only: data() points into owned_.
+  PackedOperand(PackedOperand&&) noexcept = default;
+  PackedOperand& operator=(PackedOperand&&) noexcept = default;
+  PackedOperand(const PackedOperand&) = delete;
+  PackedOperand& operator=(const PackedOperand&) = delete;
+  // Uses `prepacked` when it matches; otherwise packs `src` (when non-null):
+  // group g is op(src + g * group_stride) with leading dim `ld`; `dim` is M
+  // (side A) or N (side B) of one group.
   static PackedOperand Make(const GemmUkernel& uk, PackedSide side, const float* src, int64_t ld,
-                            bool trans, int64_t rows_or_cols, int64_t k,
-                            std::span<const uint8_t> prepacked);
+                            bool trans, int64_t dim, int64_t k, std::span<const uint8_t> prepacked,
+                            int64_t groups = 1, int64_t group_stride = 0);
   const float* data() const { return data_; }
+  const float* group(int64_t g) const { return data_ + g * group_floats_; }
   bool empty() const { return data_ == nullptr; }
   // The serialised form (header + panels).
   std::vector<uint8_t> Export() const;
-  bool borrowed() const { return owned_.empty(); }
+  // True when the panels live in the caller's prepacked bytes (no copy made).
+  bool borrowed() const { return data_ != nullptr && owned_.empty(); }
 
  private:
   std::vector<uint8_t> owned_;  // serialised form when we packed it ourselves
   const float* data_ = nullptr;
+  int64_t group_floats_ = 0;
   std::span<const uint8_t> bytes_;
 };
 

@@ -1,0 +1,223 @@
+// Conv (opsets 1..) and com.opencann::FusedConv (Conv + bias + residual Z +
+// activation, contract in activation.h), float32, NCHW with 1..3 spatial dims.
+// Three paths, chosen in the factory:
+//   depthwise (C/group == 1, <= 2 spatial dims): a direct loop per channel;
+//   1x1, stride 1, no pads: Y_g = W_g * X_g, a GEMM straight on the input;
+//   general: im2col into a workspace (tiled over output positions when large),
+//            then Y_g = W_g * col.
+// Constant weights are packed once into GEMM A panels (per group) and exported.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+#include "ops/cpu/activation.h"
+#include "ops/cpu/conv_common.h"
+#include "ops/cpu/gemm_kernel.h"
+#include "ops/infer_util.h"
+#include "ops/op_registry.h"
+
+namespace oc {
+namespace {
+
+// Largest im2col workspace (floats) before tiling over output positions.
+constexpr int64_t kMaxColFloats = int64_t{2} << 20;
+
+Status InferConv(Node& node) {
+  OC_RETURN_IF_ERROR(RequireInput(node, 0));
+  OC_RETURN_IF_ERROR(RequireInput(node, 1));
+  const Value& x = *node.input(0);
+  const Value& w = *node.input(1);
+  if (x.dtype != w.dtype)
+    return InvalidArgument(node.Describe(), ": X is ", DataTypeName(x.dtype), " but W is ",
+                           DataTypeName(w.dtype));
+  OC_ASSIGN_OR_RETURN(ConvGeometry g, ResolveConv(node, x.shape, w.shape));
+  if (const Value* b = node.input(2); b && b->has_shape) {
+    if (b->shape.size() != 1 || (b->shape[0] >= 0 && g.c_out >= 0 && b->shape[0] != g.c_out))
+      return InvalidArgument(node.Describe(), ": bias B must be 1-D with ", g.c_out, " values, got ",
+                             b->ShapeString());
+  }
+  std::vector<int64_t> out = g.OutputShape();
+  if (const Value* z = node.input(3); z && z->has_shape) {
+    bool ok = z->shape.size() == out.size();
+    for (size_t i = 0; ok && i < out.size(); ++i)
+      ok = z->shape[i] < 0 || out[i] < 0 || z->shape[i] == out[i];
+    if (!ok)
+      return InvalidArgument(node.Describe(), ": residual Z has shape ", z->ShapeString(),
+                             " but the output has shape ", ShapeToString(out));
+  }
+  SetOutput(node, 0, x.dtype, out);
+  return Status::Ok();
+}
+
+class ConvKernel final : public Kernel {
+ public:
+  enum class Mode { kDepthwise, kDirect, kIm2Col };
+
+  Status Init(const KernelInit& init) {
+    const Node& n = init.node;
+    const Value& x = *n.input(0);
+    const Value& w = *n.input(1);
+    if (x.dtype != DataType::kFloat32)
+      return NotSupported(n.Describe(), ": only float32 is implemented, got ", DataTypeName(x.dtype));
+    OC_ASSIGN_OR_RETURN(g_, ResolveConv(n, x.shape, w.shape));
+    if (n.domain == kOpenCannDomain) {
+      OC_ASSIGN_OR_RETURN(act_, ActivationFromNode(n));
+    }
+    cg_ = g_.c_in / g_.group;
+    mg_ = g_.c_out / g_.group;
+    kg_ = cg_ * g_.KernelSize();
+    const bool one_by_one = g_.KernelSize() == 1 && g_.stride == std::array<int64_t, 3>{1, 1, 1} &&
+                            g_.pad_begin == std::array<int64_t, 3>{0, 0, 0} &&
+                            g_.pad_end == std::array<int64_t, 3>{0, 0, 0};
+    if (cg_ == 1 && g_.group > 1 && g_.in[0] == 1 && g_.kernel[0] == 1 && !one_by_one)
+      mode_ = Mode::kDepthwise;
+    else if (one_by_one)
+      mode_ = Mode::kDirect;
+    else
+      mode_ = Mode::kIm2Col;
+    if (mode_ == Mode::kDepthwise) return Status::Ok();
+
+    uk_ = &gemm::DefaultUkernel();
+    const int64_t out_size = g_.OutSize();
+    tile_ = out_size;
+    if (mode_ == Mode::kIm2Col) {
+      if (kg_ * out_size > kMaxColFloats) {
+        tile_ = std::max<int64_t>(uk_->nr, kMaxColFloats / kg_ / uk_->nr * uk_->nr);
+        tile_ = std::min(tile_, out_size);
+      }
+      col_.assign(static_cast<size_t>(kg_ * tile_), 0.f);
+    }
+    plan_ = gemm::SgemmPlan(*uk_, mg_, tile_, kg_, ThreadPool::Global().num_threads());
+    if (w.constant)
+      packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, w.constant->as<float>(), kg_,
+                                            false, mg_, kg_, init.prepacked, g_.group, mg_ * kg_);
+    return Status::Ok();
+  }
+
+  Status Run(const KernelIO& io) override {
+    const float* x = io.in<float>(0);
+    const float* w = io.in<float>(1);
+    const float* bias = io.num_inputs > 2 ? io.in<float>(2) : nullptr;
+    const float* z = io.num_inputs > 3 ? io.in<float>(3) : nullptr;
+    float* y = io.out<float>(0);
+    if (mode_ == Mode::kDepthwise) {
+      RunDepthwise(x, w, bias, z, y, io.pool);
+      return Status::Ok();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    const int64_t in_size = g_.InSize(), out_size = g_.OutSize();
+    for (int64_t b = 0; b < g_.batch; ++b) {
+      for (int64_t gi = 0; gi < g_.group; ++gi) {
+        const float* xg = x + (b * g_.c_in + gi * cg_) * in_size;
+        const int64_t y_off = (b * g_.c_out + gi * mg_) * out_size;
+        gemm::SgemmArgs args;
+        args.m = mg_;
+        args.k = kg_;
+        if (!packed_w_.empty()) args.packed_a = packed_w_.group(gi);
+        else args.a = w + gi * mg_ * kg_, args.lda = kg_;
+        args.ldc = out_size;
+        if (bias) {
+          args.epilogue.bias_kind = gemm::Epilogue::Bias::kPerRow;
+          args.epilogue.bias = bias + gi * mg_;
+        }
+        args.epilogue.act = act_;
+        args.epilogue.ldr = out_size;
+        for (int64_t p0 = 0; p0 < out_size; p0 += tile_) {
+          const int64_t np = std::min(tile_, out_size - p0);
+          if (mode_ == Mode::kDirect) {
+            args.b = xg + p0, args.ldb = in_size;
+          } else {
+            float* col = col_.data();
+            io.pool->ParallelFor(kg_, std::max<int64_t>(1, 8192 / np), [&](int64_t r0, int64_t r1) {
+              Im2Col(g_, xg, cg_, p0, np, col, np, r0, r1);
+            });
+            args.b = col, args.ldb = np;
+          }
+          args.n = np;
+          args.c = y + y_off + p0;
+          args.epilogue.residual = z ? z + y_off + p0 : nullptr;
+          plan_.Run(args, io.pool);
+        }
+      }
+    }
+    return Status::Ok();
+  }
+
+  std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
+
+ private:
+  // One output channel per task: the channel multiplier maps output channel c
+  // to input channel c / mg_.
+  void RunDepthwise(const float* x, const float* w, const float* bias, const float* z, float* y,
+                    ThreadPool* pool) const {
+    const int64_t IH = g_.in[1], IW = g_.in[2], OH = g_.out[1], OW = g_.out[2];
+    const int64_t KH = g_.kernel[1], KW = g_.kernel[2];
+    const int64_t sh = g_.stride[1], sw = g_.stride[2], dh = g_.dilation[1], dw = g_.dilation[2];
+    const int64_t ph = g_.pad_begin[1], pw = g_.pad_begin[2];
+    const int64_t channels = g_.batch * g_.c_out;
+    pool->ParallelFor(channels, std::max<int64_t>(1, 4096 / (OH * OW * KH * KW + 1)), [&](int64_t c0, int64_t c1) {
+      for (int64_t bc = c0; bc < c1; ++bc) {
+        const int64_t b = bc / g_.c_out, c = bc % g_.c_out;
+        const float* xc = x + (b * g_.c_in + c / mg_) * IH * IW;
+        const float* wc = w + c * KH * KW;
+        float* yc = y + bc * OH * OW;
+        const float bv = bias ? bias[c] : 0.f;
+        for (int64_t oy = 0; oy < OH; ++oy) {
+          float* yrow = yc + oy * OW;
+          for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = bv;
+          for (int64_t ky = 0; ky < KH; ++ky) {
+            const int64_t iy = oy * sh - ph + ky * dh;
+            if (iy < 0 || iy >= IH) continue;
+            const float* xrow = xc + iy * IW;
+            for (int64_t kx = 0; kx < KW; ++kx) {
+              const float wv = wc[ky * KW + kx];
+              const int64_t off = kx * dw - pw;  // ix = ox*sw + off
+              // ox range with 0 <= ix < IW.
+              int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+              int64_t hi = IW - 1 - off < 0 ? -1 : (IW - 1 - off) / sw;
+              hi = std::min(hi, OW - 1);
+              if (sw == 1) {
+                const float* xs = xrow + off;
+                for (int64_t ox = lo; ox <= hi; ++ox) yrow[ox] += wv * xs[ox];
+              } else {
+                for (int64_t ox = lo; ox <= hi; ++ox) yrow[ox] += wv * xrow[ox * sw + off];
+              }
+            }
+          }
+          if (z) {
+            const float* zrow = z + bc * OH * OW + oy * OW;
+            for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] += zrow[ox];
+          }
+          if (act_.kind != ActivationKind::kNone) ApplyActivation(act_, yrow, OW);
+        }
+      }
+    });
+  }
+
+  ConvGeometry g_;
+  Mode mode_ = Mode::kIm2Col;
+  Activation act_;
+  int64_t cg_ = 0, mg_ = 0, kg_ = 0, tile_ = 0;
+  const gemm::GemmUkernel* uk_ = nullptr;
+  gemm::SgemmPlan plan_;
+  gemm::PackedOperand packed_w_;
+  std::vector<float> col_;
+  std::mutex mu_;  // col_ is shared by concurrent runs of this node
+};
+
+Expected<KernelPtr> MakeConv(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(RequireStaticShapes(init.node));
+  auto k = std::make_unique<ConvKernel>();
+  OC_RETURN_IF_ERROR(k->Init(init));
+  return KernelPtr(std::move(k));
+}
+
+}  // namespace
+
+void RegisterConvOps(OpRegistry& r) {
+  r.Register({.op_type = "Conv", .infer = InferConv, .cpu = MakeConv});
+  r.Register({.domain = kOpenCannDomain, .op_type = "FusedConv", .min_opset = 1, .max_opset = 1,
+              .infer = InferConv, .cpu = MakeConv});
+}
+
+}  // namespace oc

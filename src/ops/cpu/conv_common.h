@@ -1,0 +1,54 @@
+// Geometry shared by Conv, FusedConv and ConvTranspose: attributes resolved
+// against the input shapes (auto_pad, kernel_shape from W, defaults), with
+// errors that name the node and what was expected. Spatial ranks 1..3 are
+// handled by padding the geometry to 3-D with leading size-1 dims, so the
+// kernels have one code path.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "graph/graph.h"
+
+namespace oc {
+
+struct ConvGeometry {
+  int nd = 0;                 // spatial rank of the node (1..3)
+  int64_t batch = -1;         // N (may be -1 during inference)
+  int64_t c_in = 0, c_out = 0, group = 1;
+  // Spatial quantities padded to 3-D (index 0 = depth). in/out may be -1 when unknown.
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1}, pad_begin{0, 0, 0}, pad_end{0, 0, 0};
+
+  int64_t KernelSize() const { return kernel[0] * kernel[1] * kernel[2]; }
+  int64_t InSize() const { return in[0] * in[1] * in[2]; }
+  int64_t OutSize() const { return out[0] * out[1] * out[2]; }
+  // The node's output shape: [N, C_out, out...] in the node's rank.
+  std::vector<int64_t> OutputShape() const;
+};
+
+// "[1,3,224,224]" ("?" for unknown dims), for messages.
+std::string ShapeToString(const std::vector<int64_t>& shape);
+
+// Conv / FusedConv: X [N, C, D...], W [M, C/group, k...].
+Expected<ConvGeometry> ResolveConv(const Node& node, const std::vector<int64_t>& x,
+                                   const std::vector<int64_t>& w);
+// ConvTranspose: X [N, C, D...], W [C, M/group, k...].
+Expected<ConvGeometry> ResolveConvTranspose(const Node& node, const std::vector<int64_t>& x,
+                                            const std::vector<int64_t>& w);
+
+// Copies the k-range rows of the im2col matrix for output positions
+// [p0, p0 + np) of one image group: col[r * ldcol + (p - p0)], r over
+// (channel, kd, kh, kw) of `channels` input channels starting at x.
+void Im2Col(const ConvGeometry& g, const float* x, int64_t channels, int64_t p0, int64_t np,
+            float* col, int64_t ldcol, int64_t row_begin, int64_t row_end);
+// Scatter-adds col rows (output channel, kd, kh, kw) for input positions
+// [p0, p0 + np) into y (one image group, `channels` output channels) - the
+// adjoint of Im2Col, with in/out swapped as ConvTranspose needs.
+void Col2ImAdd(const ConvGeometry& g, const float* col, int64_t ldcol, int64_t p0, int64_t np,
+               float* y, int64_t channel_begin, int64_t channel_end);
+
+}  // namespace oc

@@ -1,0 +1,169 @@
+// Gemm (opsets 1..) and com.opencann::FusedGemm (Gemm + activation), float32:
+// Y = alpha * op(A) * op(B) + beta * C, C unidirectionally broadcast to [M, N].
+// A C that is a row or column vector (or a scalar) becomes the GEMM epilogue's
+// bias, pre-scaled by beta when constant; any other C is broadcast into Y first
+// and accumulated with beta = 1. A constant B is packed once and exported.
+#include <algorithm>
+
+#include "ops/cpu/activation.h"
+#include "ops/cpu/conv_common.h"
+#include "ops/cpu/gemm_kernel.h"
+#include "ops/infer_util.h"
+#include "ops/op_registry.h"
+
+namespace oc {
+namespace {
+
+struct GemmDims {
+  int64_t m, n, k;
+};
+
+Expected<GemmDims> ResolveGemm(const Node& node) {
+  const Value& a = *node.input(0);
+  const Value& b = *node.input(1);
+  if (a.shape.size() != 2 || b.shape.size() != 2)
+    return InvalidArgument(node.Describe(), ": A and B must be 2-D, got A ", a.ShapeString(), " and B ",
+                           b.ShapeString());
+  const bool ta = node.GetInt("transA", 0) != 0, tb = node.GetInt("transB", 0) != 0;
+  GemmDims d{ta ? a.shape[1] : a.shape[0], tb ? b.shape[0] : b.shape[1], ta ? a.shape[0] : a.shape[1]};
+  const int64_t kb = tb ? b.shape[1] : b.shape[0];
+  if (d.k >= 0 && kb >= 0 && d.k != kb)
+    return InvalidArgument(node.Describe(), ": inner dims differ: op(A) is [", d.m, ",", d.k, "] (transA=", ta,
+                           ") but op(B) is [", kb, ",", d.n, "] (transB=", tb, ")");
+  if (d.k < 0) d.k = kb;
+  if (const Value* c = node.input(2); c && c->has_shape) {
+    if (c->shape.size() > 2)
+      return InvalidArgument(node.Describe(), ": C must have rank <= 2, got ", c->ShapeString());
+    const std::vector<int64_t> mn = {d.m, d.n};
+    for (size_t i = 0; i < c->shape.size(); ++i) {
+      const int64_t cd = c->shape[c->shape.size() - 1 - i], od = mn[1 - i];
+      if (cd != 1 && cd >= 0 && od >= 0 && cd != od)
+        return InvalidArgument(node.Describe(), ": C ", c->ShapeString(), " cannot be broadcast to [", d.m,
+                               ",", d.n, "]");
+    }
+  }
+  return d;
+}
+
+Status InferGemm(Node& node) {
+  OC_RETURN_IF_ERROR(RequireInput(node, 0));
+  OC_RETURN_IF_ERROR(RequireInput(node, 1));
+  if (node.input(0)->dtype != node.input(1)->dtype)
+    return InvalidArgument(node.Describe(), ": A is ", DataTypeName(node.input(0)->dtype), " but B is ",
+                           DataTypeName(node.input(1)->dtype));
+  OC_ASSIGN_OR_RETURN(GemmDims d, ResolveGemm(node));
+  SetOutput(node, 0, node.input(0)->dtype, {d.m, d.n});
+  return Status::Ok();
+}
+
+class GemmKernel final : public Kernel {
+ public:
+  Status Init(const KernelInit& init) {
+    const Node& n = init.node;
+    if (n.input(0)->dtype != DataType::kFloat32)
+      return NotSupported(n.Describe(), ": only float32 is implemented, got ",
+                          DataTypeName(n.input(0)->dtype));
+    OC_ASSIGN_OR_RETURN(d_, ResolveGemm(n));
+    if (n.domain == kOpenCannDomain) {
+      OC_ASSIGN_OR_RETURN(act_, ActivationFromNode(n));
+    }
+    ta_ = n.GetInt("transA", 0) != 0;
+    tb_ = n.GetInt("transB", 0) != 0;
+    alpha_ = n.GetFloat("alpha", 1.f);
+    beta_ = n.GetFloat("beta", 1.f);
+    lda_ = n.input(0)->shape[1];
+    ldb_ = n.input(1)->shape[1];
+    uk_ = &gemm::DefaultUkernel();
+    plan_ = gemm::SgemmPlan(*uk_, d_.m, d_.n, d_.k, ThreadPool::Global().num_threads());
+    if (const Value* b = n.input(1); b->constant)
+      packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), ldb_, tb_,
+                                            d_.n, d_.k, init.prepacked);
+    const Value* c = n.input(2);
+    if (!c || beta_ == 0.f) return Status::Ok();
+    // C's strides in Y's index space (0 where broadcast).
+    const auto& cs = c->shape;
+    const int64_t cm = cs.size() == 2 ? cs[0] : 1, cn = cs.empty() ? 1 : cs.back();
+    c_row_stride_ = cm == 1 ? 0 : cn;
+    c_col_stride_ = cn == 1 ? 0 : 1;
+    const bool per_col = cm == 1, per_row = cn == 1 && !per_col;
+    if (c->constant && (per_col || per_row)) {
+      // Scalar or vector C: a pre-scaled bias (a scalar widens to a row).
+      const float* cv = c->constant->as<float>();
+      const int64_t len = per_col ? d_.n : d_.m;
+      bias_.resize(static_cast<size_t>(len));
+      for (int64_t i = 0; i < len; ++i) bias_[i] = beta_ * cv[(per_col ? c_col_stride_ : c_row_stride_) * i];
+      c_mode_ = per_col ? CMode::kColBias : CMode::kRowBias;
+    } else if (beta_ == 1.f && per_col && cn == d_.n) {
+      c_mode_ = CMode::kColBias;
+    } else if (beta_ == 1.f && per_row && cm == d_.m) {
+      c_mode_ = CMode::kRowBias;
+    } else {
+      c_mode_ = CMode::kFill;
+    }
+    return Status::Ok();
+  }
+
+  Status Run(const KernelIO& io) override {
+    const float* c = io.num_inputs > 2 ? io.in<float>(2) : nullptr;
+    float* y = io.out<float>(0);
+    gemm::SgemmArgs g;
+    g.m = d_.m, g.n = d_.n, g.k = d_.k;
+    g.a = io.in<float>(0), g.lda = lda_, g.trans_a = ta_;
+    if (!packed_b_.empty()) g.packed_b = packed_b_.data();
+    else g.b = io.in<float>(1), g.ldb = ldb_, g.trans_b = tb_;
+    g.c = y, g.ldc = d_.n, g.alpha = alpha_;
+    g.epilogue.act = act_;
+    if (c && c_mode_ != CMode::kNone) {
+      const float* bias = bias_.empty() ? c : bias_.data();
+      if (c_mode_ == CMode::kColBias) {
+        g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerCol;
+        g.epilogue.bias = bias;
+      } else if (c_mode_ == CMode::kRowBias) {
+        g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerRow;
+        g.epilogue.bias = bias;
+      } else {
+        for (int64_t i = 0; i < d_.m; ++i) {
+          const float* ci = c + i * c_row_stride_;
+          float* yi = y + i * d_.n;
+          for (int64_t j = 0; j < d_.n; ++j) yi[j] = beta_ * ci[j * c_col_stride_];
+        }
+        g.beta = 1.f;
+      }
+    }
+    plan_.Run(g, io.pool);
+    return Status::Ok();
+  }
+
+  std::vector<uint8_t> ExportPrepacked() const override { return packed_b_.Export(); }
+
+ private:
+  enum class CMode { kNone, kColBias, kRowBias, kFill };
+  GemmDims d_{};
+  bool ta_ = false, tb_ = false;
+  float alpha_ = 1.f, beta_ = 1.f;
+  int64_t lda_ = 0, ldb_ = 0;
+  CMode c_mode_ = CMode::kNone;
+  int64_t c_row_stride_ = 0, c_col_stride_ = 0;
+  std::vector<float> bias_;
+  Activation act_;
+  const gemm::GemmUkernel* uk_ = nullptr;
+  gemm::SgemmPlan plan_;
+  gemm::PackedOperand packed_b_;
+};
+
+Expected<KernelPtr> MakeGemm(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(RequireStaticShapes(init.node));
+  auto k = std::make_unique<GemmKernel>();
+  OC_RETURN_IF_ERROR(k->Init(init));
+  return KernelPtr(std::move(k));
+}
+
+}  // namespace
+
+void RegisterGemmOps(OpRegistry& r) {
+  r.Register({.op_type = "Gemm", .infer = InferGemm, .cpu = MakeGemm});
+  r.Register({.domain = kOpenCannDomain, .op_type = "FusedGemm", .min_opset = 1, .max_opset = 1,
+              .infer = InferGemm, .cpu = MakeGemm});
+}
+
+}  // namespace oc

@@ -1,0 +1,163 @@
+// MatMul (opsets 1..) and com.opencann::FusedMatMul (MatMul + 1-D bias over the
+// last dim + activation), float32, numpy semantics: 1-D operands get a unit
+// dim that is dropped again, batch dims broadcast. When B has no batch (the
+// usual weight case) A's batch folds into M for one large GEMM. A constant B
+// is packed once per B batch matrix and exported.
+#include <algorithm>
+
+#include "ops/cpu/activation.h"
+#include "ops/cpu/gemm_kernel.h"
+#include "ops/infer_util.h"
+#include "ops/op_registry.h"
+
+namespace oc {
+namespace {
+
+struct MatMulDims {
+  int64_t m = 1, n = 1, k = 1;
+  std::vector<int64_t> batch;          // broadcast batch shape
+  std::vector<int64_t> a_batch, b_batch;  // each operand's batch dims, rank-aligned to `batch`
+  std::vector<int64_t> out;
+};
+
+Expected<MatMulDims> ResolveMatMul(const Node& node) {
+  std::vector<int64_t> a = node.input(0)->shape, b = node.input(1)->shape;
+  if (a.empty() || b.empty())
+    return InvalidArgument(node.Describe(), ": MatMul operands must have rank >= 1, got A ",
+                           node.input(0)->ShapeString(), " and B ", node.input(1)->ShapeString());
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), 1);
+  if (b1) b.push_back(1);
+  MatMulDims d;
+  d.m = a[a.size() - 2];
+  d.k = a.back();
+  d.n = b.back();
+  const int64_t kb = b[b.size() - 2];
+  if (d.k >= 0 && kb >= 0 && d.k != kb)
+    return InvalidArgument(node.Describe(), ": inner dims differ: A ", node.input(0)->ShapeString(), " has K=",
+                           d.k, " but B ", node.input(1)->ShapeString(), " has K=", kb);
+  if (d.k < 0) d.k = kb;
+  std::vector<int64_t> ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  OC_ASSIGN_OR_RETURN(d.batch, BroadcastShapes(node, ab, bb));
+  d.a_batch.assign(d.batch.size() - ab.size(), 1);
+  d.a_batch.insert(d.a_batch.end(), ab.begin(), ab.end());
+  d.b_batch.assign(d.batch.size() - bb.size(), 1);
+  d.b_batch.insert(d.b_batch.end(), bb.begin(), bb.end());
+  d.out = d.batch;
+  if (!a1) d.out.push_back(d.m);
+  if (!b1) d.out.push_back(d.n);
+  return d;
+}
+
+Status InferMatMul(Node& node) {
+  OC_RETURN_IF_ERROR(RequireInput(node, 0));
+  OC_RETURN_IF_ERROR(RequireInput(node, 1));
+  if (node.input(0)->dtype != node.input(1)->dtype)
+    return InvalidArgument(node.Describe(), ": A is ", DataTypeName(node.input(0)->dtype), " but B is ",
+                           DataTypeName(node.input(1)->dtype));
+  OC_ASSIGN_OR_RETURN(MatMulDims d, ResolveMatMul(node));
+  if (const Value* bias = node.input(2); bias && bias->has_shape) {
+    if (bias->shape.size() != 1 || (bias->shape[0] >= 0 && d.n >= 0 && bias->shape[0] != d.n))
+      return InvalidArgument(node.Describe(), ": bias must be 1-D with ", d.n, " values (the last output dim), got ",
+                             bias->ShapeString());
+  }
+  SetOutput(node, 0, node.input(0)->dtype, d.out);
+  return Status::Ok();
+}
+
+class MatMulKernel final : public Kernel {
+ public:
+  Status Init(const KernelInit& init) {
+    const Node& n = init.node;
+    if (n.input(0)->dtype != DataType::kFloat32)
+      return NotSupported(n.Describe(), ": only float32 is implemented, got ",
+                          DataTypeName(n.input(0)->dtype));
+    OC_ASSIGN_OR_RETURN(d_, ResolveMatMul(n));
+    if (n.domain == kOpenCannDomain) {
+      OC_ASSIGN_OR_RETURN(act_, ActivationFromNode(n));
+    }
+    const int64_t b_count = ShapeProduct(d_.b_batch);
+    const int64_t batches = ShapeProduct(d_.batch);
+    if (b_count == 1) {
+      // A's batch and M are contiguous rows: one GEMM of M' = batch * M.
+      fold_m_ = batches * d_.m;
+      offsets_.push_back({0, 0});
+    } else {
+      fold_m_ = d_.m;
+      // Per output batch index, the A and B matrix indices (broadcast dims repeat).
+      const size_t r = d_.batch.size();
+      std::vector<int64_t> idx(r, 0);
+      const auto as = Strides(d_.a_batch), bs = Strides(d_.b_batch);
+      for (int64_t t = 0; t < batches; ++t) {
+        int64_t ai = 0, bi = 0;
+        for (size_t i = 0; i < r; ++i) {
+          if (d_.a_batch[i] != 1) ai += idx[i] * as[i];
+          if (d_.b_batch[i] != 1) bi += idx[i] * bs[i];
+        }
+        offsets_.push_back({ai, bi});
+        for (size_t i = r; i-- > 0;) {
+          if (++idx[i] < d_.batch[i]) break;
+          idx[i] = 0;
+        }
+      }
+    }
+    uk_ = &gemm::DefaultUkernel();
+    plan_ = gemm::SgemmPlan(*uk_, fold_m_, d_.n, d_.k, ThreadPool::Global().num_threads());
+    if (const Value* b = n.input(1); b->constant)
+      packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), d_.n, false,
+                                            d_.n, d_.k, init.prepacked, b_count, d_.k * d_.n);
+    return Status::Ok();
+  }
+
+  Status Run(const KernelIO& io) override {
+    const float* a = io.in<float>(0);
+    const float* b = io.in<float>(1);
+    const float* bias = io.num_inputs > 2 ? io.in<float>(2) : nullptr;
+    float* y = io.out<float>(0);
+    gemm::SgemmArgs g;
+    g.m = fold_m_, g.n = d_.n, g.k = d_.k;
+    g.lda = d_.k, g.ldb = d_.n, g.ldc = d_.n;
+    g.epilogue.act = act_;
+    if (bias) {
+      g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerCol;
+      g.epilogue.bias = bias;
+    }
+    for (size_t t = 0; t < offsets_.size(); ++t) {
+      const auto [ai, bi] = offsets_[t];
+      g.a = a + ai * d_.m * d_.k;
+      if (!packed_b_.empty()) g.packed_b = packed_b_.group(bi);
+      else g.b = b + bi * d_.k * d_.n;
+      g.c = y + static_cast<int64_t>(t) * d_.m * d_.n;
+      plan_.Run(g, io.pool);
+    }
+    return Status::Ok();
+  }
+
+  std::vector<uint8_t> ExportPrepacked() const override { return packed_b_.Export(); }
+
+ private:
+  MatMulDims d_;
+  int64_t fold_m_ = 0;
+  std::vector<std::pair<int64_t, int64_t>> offsets_;  // (A matrix, B matrix) per output batch
+  Activation act_;
+  const gemm::GemmUkernel* uk_ = nullptr;
+  gemm::SgemmPlan plan_;
+  gemm::PackedOperand packed_b_;
+};
+
+Expected<KernelPtr> MakeMatMul(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(RequireStaticShapes(init.node));
+  auto k = std::make_unique<MatMulKernel>();
+  OC_RETURN_IF_ERROR(k->Init(init));
+  return KernelPtr(std::move(k));
+}
+
+}  // namespace
+
+void RegisterMatMulOps(OpRegistry& r) {
+  r.Register({.op_type = "MatMul", .infer = InferMatMul, .cpu = MakeMatMul});
+  r.Register({.domain = kOpenCannDomain, .op_type = "FusedMatMul", .min_opset = 1, .max_opset = 1,
+              .infer = InferMatMul, .cpu = MakeMatMul});
+}
+
+}  // namespace oc
