@@ -1,0 +1,165 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "executor/executable.h"
+#include "passes/pass_test_util.h"
+#include "passes/passes.h"
+
+namespace oc {
+namespace {
+
+using testing::Const;
+using testing::Floats;
+using testing::OpSequence;
+using testing::Pattern;
+using testing::Tensor;
+
+// Direct NCHW convolution, stride 1, symmetric padding, group 1: the reference.
+std::vector<float> RefConv(const std::vector<float>& x, int c, int h, int w, const std::vector<float>& wt,
+                           int m, int k, int pad, const std::vector<float>* bias) {
+  const int oh = h + 2 * pad - k + 1, ow = w + 2 * pad - k + 1;
+  std::vector<float> y(static_cast<size_t>(m) * oh * ow);
+  for (int o = 0; o < m; ++o)
+    for (int i = 0; i < oh; ++i)
+      for (int j = 0; j < ow; ++j) {
+        double s = bias ? (*bias)[o] : 0.0;
+        for (int ci = 0; ci < c; ++ci)
+          for (int ki = 0; ki < k; ++ki)
+            for (int kj = 0; kj < k; ++kj) {
+              int yi = i + ki - pad, xj = j + kj - pad;
+              if (yi < 0 || yi >= h || xj < 0 || xj >= w) continue;
+              s += double(x[(ci * h + yi) * w + xj]) * wt[((o * c + ci) * k + ki) * k + kj];
+            }
+        y[(o * oh + i) * ow + j] = static_cast<float>(s);
+      }
+  return y;
+}
+
+struct ConvBn {
+  Graph g;
+  Node* conv = nullptr;
+  Node* bn = nullptr;
+  Value* y = nullptr;
+  std::vector<float> w, b, scale, beta, mean, var;
+  static constexpr int kC = 2, kM = 3, kK = 3, kH = 5, kW = 5;
+
+  explicit ConvBn(bool with_bias) {
+    w = Pattern(kM * kC * kK * kK, -1, 1, 1);
+    b = Pattern(kM, -0.5f, 0.5f, 2);
+    scale = Pattern(kM, 0.5f, 2, 3);
+    beta = Pattern(kM, -1, 1, 4);
+    mean = Pattern(kM, -0.3f, 0.3f, 5);
+    var = Pattern(kM, 0.1f, 1.5f, 6);
+    Value* x = Tensor(g, "x", {1, kC, kH, kW});
+    Value* c = Tensor(g, "conv_out", {1, kM, kH, kW});
+    y = Tensor(g, "y", {1, kM, kH, kW});
+    g.inputs = {x};
+    std::vector<Value*> ins = {x, Const<float>(g, "W", {kM, kC, kK, kK}, w)};
+    if (with_bias) ins.push_back(Const<float>(g, "B", {kM}, b));
+    conv = g.AddNode("Conv", "conv", ins, {c});
+    conv->SetInts("pads", {1, 1, 1, 1});
+    conv->SetInts("kernel_shape", {kK, kK});
+    bn = g.AddNode("BatchNormalization", "bn",
+                   {c, Const<float>(g, "scale", {kM}, scale), Const<float>(g, "beta", {kM}, beta),
+                    Const<float>(g, "mean", {kM}, mean), Const<float>(g, "var", {kM}, var)},
+                   {y});
+    bn->SetFloat("epsilon", 1e-3f);
+    g.outputs = {y};
+  }
+};
+
+TEST(PassFoldConvBatchNorm, FoldsIntoConvWeightsAndBias) {
+  for (bool with_bias : {true, false}) {
+    ConvBn t(with_bias);
+    ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+    EXPECT_EQ(OpSequence(t.g), (std::vector<std::string>{"Conv"}));
+    Node* conv = t.g.nodes()[0].get();
+    EXPECT_EQ(conv->outputs[0], t.y);
+    EXPECT_EQ(t.y->producer, conv);
+    EXPECT_EQ(conv->GetInts("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+    ASSERT_EQ(conv->inputs.size(), 3u);
+    ASSERT_TRUE(conv->inputs[1]->IsConstant() && conv->inputs[2]->IsConstant());
+    EXPECT_EQ(conv->inputs[2]->shape, (std::vector<int64_t>{ConvBn::kM}));
+    t.g.Compact();
+    EXPECT_EQ(t.g.FindValue("W"), nullptr);
+    EXPECT_TRUE(t.g.Verify().ok()) << t.g.Verify().ToString();
+
+    // Before: BN(conv(x, W, B)); after: conv(x, W', B'), both by the reference.
+    auto x = Pattern(ConvBn::kC * ConvBn::kH * ConvBn::kW, -1, 1, 9);
+    auto before = RefConv(x, ConvBn::kC, ConvBn::kH, ConvBn::kW, t.w, ConvBn::kM, ConvBn::kK, 1,
+                          with_bias ? &t.b : nullptr);
+    const int plane = ConvBn::kH * ConvBn::kW;
+    for (int o = 0; o < ConvBn::kM; ++o)
+      for (int p = 0; p < plane; ++p) {
+        float& v = before[o * plane + p];
+        v = t.scale[o] * (v - t.mean[o]) / std::sqrt(t.var[o] + 1e-3f) + t.beta[o];
+      }
+    auto new_b = Floats(conv->inputs[2]);
+    auto after = RefConv(x, ConvBn::kC, ConvBn::kH, ConvBn::kW, Floats(conv->inputs[1]), ConvBn::kM,
+                         ConvBn::kK, 1, &new_b);
+    for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4f) << i;
+  }
+}
+
+TEST(PassFoldConvBatchNorm, KeepsBatchNormWhenConvOutputHasAnotherReader) {
+  ConvBn t(true);
+  Value* other = Tensor(t.g, "other", {1, ConvBn::kM, ConvBn::kH, ConvBn::kW});
+  t.g.AddNode("Relu", "second_reader", {t.conv->outputs[0]}, {other});
+  t.g.outputs.push_back(other);
+  ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+  EXPECT_EQ(OpSequence(t.g), (std::vector<std::string>{"Conv", "BatchNormalization", "Relu"}));
+}
+
+TEST(PassFoldConvBatchNorm, KeepsBatchNormWithNonConstantWeightsOrTraining) {
+  {
+    ConvBn t(true);
+    Value* w_in = Tensor(t.g, "w_in", {ConvBn::kM, ConvBn::kC, ConvBn::kK, ConvBn::kK});
+    t.g.inputs.push_back(w_in);
+    t.conv->inputs[1] = w_in;
+    ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+    EXPECT_EQ(t.g.nodes().size(), 2u);
+  }
+  {
+    ConvBn t(true);
+    t.bn->SetInt("training_mode", 1);
+    ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+    EXPECT_EQ(t.g.nodes().size(), 2u);
+  }
+  {
+    ConvBn t(true);
+    CompileOptions no_fuse;
+    no_fuse.fuse = false;
+    ASSERT_TRUE(RunFoldConvBatchNorm(t.g, no_fuse).ok());
+    EXPECT_EQ(t.g.nodes().size(), 2u);
+  }
+}
+
+// With the Conv and BatchNormalization kernels registered, the folded Conv gives
+// what the two original kernels give.
+TEST(PassFoldConvBatchNorm, KernelsAgreeBeforeAndAfter) {
+  OC_REQUIRE_OP("Conv");
+  OC_REQUIRE_OP("BatchNormalization");
+  ConvBn t(true);
+  t.g.opset_imports[""] = 17;
+  for (auto& n : t.g.nodes()) n->opset = 17;
+  auto xv = Pattern(ConvBn::kC * ConvBn::kH * ConvBn::kW, -1, 1, 9);
+  Value* x = t.g.inputs[0];
+  x->constant = TensorData::Copy(xv.data(), xv.size() * 4);
+  auto mid = EvaluateNode(*t.conv);
+  ASSERT_TRUE(mid.ok()) << mid.status().ToString();
+  t.conv->outputs[0]->constant = (*mid)[0];
+  auto before = EvaluateNode(*t.bn);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  t.conv->outputs[0]->constant.reset();
+  ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+  ASSERT_EQ(t.g.nodes().size(), 1u);
+  auto after = EvaluateNode(*t.g.nodes()[0]);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  const float* a = (*after)[0].as<float>();
+  const float* b = (*before)[0].as<float>();
+  for (size_t i = 0; i < (*before)[0].size() / 4; ++i) EXPECT_NEAR(a[i], b[i], 1e-4f) << i;
+}
+
+}  // namespace
+}  // namespace oc

@@ -1,0 +1,188 @@
+// fuse-bias-activation: produce the com.opencann Fused* ops (contract at the top
+// of src/ops/cpu/activation.h) so that bias, residual add and activation run in
+// the GEMM/conv epilogue while the output tile is still in cache.
+//   MatMul + Add(constant bias along the last dim)   -> FusedMatMul(A, B, bias)
+//   Conv + Add(tensor of the output's shape)         -> FusedConv(X, W, B, Z)
+//   Conv/Gemm/MatMul/Fused* + activation             -> Fused* with "activation"
+// A value is fused away only when the fused node is its sole reader and it is not
+// a graph output, so no one else can observe the intermediate.
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "ops/infer_util.h"
+#include "ops/op_registry.h"
+#include "passes/passes.h"
+
+namespace oc {
+namespace {
+
+// Activation attributes as the Fused* contract spells them.
+struct FusedActivation {
+  const char* name;
+  std::optional<float> alpha;
+  std::optional<float> beta;
+};
+
+struct Fuser {
+  Graph& graph;
+  bool only_registered;
+  bool changed = false;
+
+  bool Available(const char* op) const {
+    return !only_registered || OpRegistry::Global().Find(kOpenCannDomain, op, 1) != nullptr;
+  }
+
+  // The node that alone reads `v`, or nullptr.
+  Node* SoleReader(const Value* v) const {
+    if (!v || graph.IsGraphOutput(v) || CountUses(graph, v) != 1) return nullptr;
+    auto readers = graph.Consumers(v);
+    return readers.size() == 1 ? readers[0] : nullptr;
+  }
+
+  void MakeFused(Node& node, const char* op) {
+    node.op_type = op;
+    node.domain = kOpenCannDomain;
+    node.opset = 1;
+    changed = true;
+  }
+
+  // `node` takes over `absorbed`'s output; `absorbed` goes away.
+  void Absorb(Node& node, Node& absorbed) {
+    Value* old_out = node.outputs[0];
+    Value* new_out = absorbed.output(0);
+    graph.RemoveNode(&absorbed);
+    node.outputs[0] = new_out;
+    new_out->producer = &node;
+    old_out->producer = nullptr;
+  }
+
+  static bool IsOnnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+  static bool IsOurs(const Node& n, const char* op) {
+    return n.domain == kOpenCannDomain && n.op_type == op;
+  }
+  static bool IsF32(const Value* v) { return v && v->dtype == DataType::kFloat32; }
+
+  // The Add operand that is not `v`, or nullptr (also when both operands are `v`).
+  static Value* OtherAddend(const Node& add, const Value* v) {
+    if (add.inputs.size() != 2) return nullptr;
+    if (add.inputs[0] == v && add.inputs[1] != v) return add.inputs[1];
+    if (add.inputs[1] == v && add.inputs[0] != v) return add.inputs[0];
+    return nullptr;
+  }
+
+  void FuseMatMulBias(Node& mm) {
+    if (!IsOnnx(mm, "MatMul") || !Available("FusedMatMul")) return;
+    Value* y = mm.output(0);
+    Node* add = SoleReader(y);
+    if (!add || !IsOnnx(*add, "Add") || !IsF32(y) || !y->IsStatic() || y->shape.empty()) return;
+    Value* bias = OtherAddend(*add, y);
+    if (!IsF32(bias) || !bias->constant || !bias->IsStatic() || bias->shape.empty()) return;
+    // Only a bias that broadcasts along the last dim without changing the shape.
+    if (bias->shape.size() > y->shape.size() || bias->shape.back() != y->shape.back()) return;
+    for (size_t i = 0; i + 1 < bias->shape.size(); ++i)
+      if (bias->shape[i] != 1) return;
+    if (bias->shape.size() != 1)
+      bias = graph.AddConstant(graph.UniqueName(bias->name + "_1d"), DataType::kFloat32,
+                               {y->shape.back()}, *bias->constant);
+    MakeFused(mm, "FusedMatMul");
+    mm.inputs.resize(2);
+    mm.inputs.push_back(bias);
+    Absorb(mm, *add);
+  }
+
+  void FuseConvResidual(Node& conv) {
+    const bool plain = IsOnnx(conv, "Conv");
+    const bool fused_bare = IsOurs(conv, "FusedConv") && conv.GetString("activation", "").empty() &&
+                            !conv.input(3);
+    if ((!plain && !fused_bare) || !Available("FusedConv")) return;
+    Value* y = conv.output(0);
+    Node* add = SoleReader(y);
+    if (!add || !IsOnnx(*add, "Add") || !IsF32(y) || !y->IsStatic()) return;
+    Value* z = OtherAddend(*add, y);
+    if (!IsF32(z) || !z->IsStatic() || z->shape != y->shape) return;
+    MakeFused(conv, "FusedConv");
+    conv.inputs.resize(3, nullptr);
+    conv.inputs.push_back(z);
+    Absorb(conv, *add);
+  }
+
+  // Reads an activation node into the Fused* attributes; nullopt when the node
+  // is not an activation we can fuse.
+  static std::optional<FusedActivation> ActivationOf(const Node& act) {
+    if (!act.domain.empty()) return std::nullopt;
+    const std::string& t = act.op_type;
+    for (const char* simple : {"Relu", "Sigmoid", "Tanh", "HardSwish"})
+      if (t == simple) return FusedActivation{simple};
+    if (t == "LeakyRelu") return FusedActivation{"LeakyRelu", act.GetFloat("alpha", 0.01f)};
+    if (t == "HardSigmoid")
+      return FusedActivation{"HardSigmoid", act.GetFloat("alpha", 0.2f), act.GetFloat("beta", 0.5f)};
+    if (t == "Gelu") {
+      std::string approx = act.GetString("approximate", "none");
+      if (approx == "none") return FusedActivation{"Gelu"};
+      if (approx == "tanh") return FusedActivation{"GeluTanh"};
+      return std::nullopt;
+    }
+    if (t != "Clip") return std::nullopt;
+    // Clip-6 has min/max attributes, Clip-11+ optional scalar inputs.
+    float lo = act.GetFloat("min", std::numeric_limits<float>::lowest());
+    float hi = act.GetFloat("max", std::numeric_limits<float>::max());
+    for (size_t i = 1; i <= 2; ++i) {
+      const Value* bound = act.input(i);
+      if (!bound) continue;
+      auto v = ConstFloats(bound);
+      if (!v || v->size() != 1) return std::nullopt;
+      (i == 1 ? lo : hi) = (*v)[0];
+    }
+    return FusedActivation{"Clip", lo, hi};
+  }
+
+  static const char* FusedNameFor(const Node& n) {
+    if (IsOnnx(n, "Conv") || IsOurs(n, "FusedConv")) return "FusedConv";
+    if (IsOnnx(n, "Gemm") || IsOurs(n, "FusedGemm")) return "FusedGemm";
+    if (IsOnnx(n, "MatMul") || IsOurs(n, "FusedMatMul")) return "FusedMatMul";
+    return nullptr;
+  }
+
+  void FuseActivation(Node& node) {
+    const char* fused = FusedNameFor(node);
+    if (!fused || !Available(fused) || !node.GetString("activation", "").empty()) return;
+    Value* y = node.output(0);
+    Node* act = SoleReader(y);
+    if (!act || act->input(0) != y || !IsF32(y) || !IsF32(act->output(0))) return;
+    auto a = ActivationOf(*act);
+    if (!a) return;
+    MakeFused(node, fused);
+    node.SetString("activation", a->name);
+    if (a->alpha) node.SetFloat("activation_alpha", *a->alpha);
+    if (a->beta) node.SetFloat("activation_beta", *a->beta);
+    Absorb(node, *act);
+  }
+
+  // An absorbed node reads `n`'s output, so it comes after `n` in topological
+  // order: removing it leaves index i on `n` and the walk continues correctly.
+  template <typename F>
+  void ForEachNode(F f) {
+    for (size_t i = 0; i < graph.nodes().size(); ++i) f(*graph.nodes()[i]);
+  }
+};
+
+}  // namespace
+
+Status FuseBiasActivation(Graph& graph, bool only_registered) {
+  Fuser f{graph, only_registered};
+  f.ForEachNode([&](Node& n) { f.FuseMatMulBias(n); });
+  f.ForEachNode([&](Node& n) { f.FuseConvResidual(n); });
+  f.ForEachNode([&](Node& n) { f.FuseActivation(n); });
+  if (!f.changed) return Status::Ok();
+  graph.opset_imports[kOpenCannDomain] = 1;
+  // A residual input may be produced after the Conv that now reads it.
+  return graph.TopologicalSort();
+}
+
+Status RunFuseBiasActivation(Graph& graph, const CompileOptions& options) {
+  if (!options.fuse) return Status::Ok();
+  return FuseBiasActivation(graph, /*only_registered=*/true);
+}
+
+}  // namespace oc

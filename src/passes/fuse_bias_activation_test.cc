@@ -1,0 +1,232 @@
+#include <gtest/gtest.h>
+
+#include "passes/pass_test_util.h"
+#include "passes/passes.h"
+
+namespace oc {
+namespace {
+
+using testing::Const;
+using testing::OpSequence;
+using testing::Pattern;
+using testing::Tensor;
+
+// These check the rewrite itself, so they do not require the Fused* kernels.
+Status Fuse(Graph& g) { return FuseBiasActivation(g, /*only_registered=*/false); }
+
+TEST(PassFuseBiasActivation, MatMulPlusConstantBiasBecomesFusedMatMul) {
+  Graph g;
+  Value* a = Tensor(g, "a", {2, 4, 8});
+  Value* b = Const<float>(g, "b", {8, 16}, Pattern(128, -1, 1));
+  Value* bias = Const<float>(g, "bias", {1, 16}, Pattern(16, -1, 1));
+  Value* mm = Tensor(g, "mm", {2, 4, 16});
+  Value* y = Tensor(g, "y", {2, 4, 16});
+  g.inputs = {a};
+  g.AddNode("MatMul", "matmul", {a, b}, {mm});
+  g.AddNode("Add", "add", {bias, mm}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedMatMul"}));
+  Node* n = g.nodes()[0].get();
+  EXPECT_EQ(n->opset, 1);
+  EXPECT_EQ(g.opset_imports.at("com.opencann"), 1);
+  ASSERT_EQ(n->inputs.size(), 3u);
+  EXPECT_EQ(n->inputs[0], a);
+  EXPECT_EQ(n->inputs[1], b);
+  EXPECT_EQ(n->inputs[2]->shape, (std::vector<int64_t>{16}));
+  EXPECT_TRUE(n->inputs[2]->IsConstant());
+  EXPECT_EQ(n->outputs[0], y);
+  EXPECT_FALSE(n->HasAttr("activation"));
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseBiasActivation, MatMulAddGeluFusesBothIntoOneNode) {
+  Graph g;
+  Value* a = Tensor(g, "a", {4, 8});
+  Value* mm = Tensor(g, "mm", {4, 16});
+  Value* s = Tensor(g, "s", {4, 16});
+  Value* y = Tensor(g, "y", {4, 16});
+  g.inputs = {a};
+  g.AddNode("MatMul", "matmul", {a, Const<float>(g, "b", {8, 16}, Pattern(128, -1, 1))}, {mm});
+  g.AddNode("Add", "add", {mm, Const<float>(g, "bias", {16}, Pattern(16, -1, 1))}, {s});
+  g.AddNode("Gelu", "gelu", {s}, {y})->SetString("approximate", "tanh");
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedMatMul"}));
+  EXPECT_EQ(g.nodes()[0]->GetString("activation", ""), "GeluTanh");
+  EXPECT_EQ(g.nodes()[0]->outputs[0], y);
+}
+
+TEST(PassFuseBiasActivation, MatMulPlusTensorIsNotABias) {
+  Graph g;
+  Value* a = Tensor(g, "a", {4, 8});
+  Value* b = Tensor(g, "b", {8, 16});
+  Value* t = Tensor(g, "t", {16});
+  Value* mm = Tensor(g, "mm", {4, 16});
+  Value* y = Tensor(g, "y", {4, 16});
+  g.inputs = {a, b, t};
+  g.AddNode("MatMul", "matmul", {a, b}, {mm});
+  g.AddNode("Add", "add", {mm, t}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"MatMul", "Add"}));
+  EXPECT_EQ(g.opset_imports.count("com.opencann"), 0u);
+}
+
+TEST(PassFuseBiasActivation, ConvReluBecomesFusedConvKeepingAttributes) {
+  Graph g;
+  Value* x = Tensor(g, "x", {1, 3, 8, 8});
+  Value* c = Tensor(g, "c", {1, 4, 4, 4});
+  Value* y = Tensor(g, "y", {1, 4, 4, 4});
+  g.inputs = {x};
+  Node* conv = g.AddNode("Conv", "conv",
+                         {x, Const<float>(g, "W", {4, 3, 3, 3}, Pattern(108, -1, 1)),
+                          Const<float>(g, "B", {4}, Pattern(4, -1, 1))},
+                         {c});
+  conv->SetInts("strides", {2, 2});
+  conv->SetInts("pads", {1, 1, 1, 1});
+  g.AddNode("Relu", "relu", {c}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedConv"}));
+  EXPECT_EQ(conv->GetString("activation", ""), "Relu");
+  EXPECT_EQ(conv->GetInts("strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(conv->GetInts("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(conv->outputs[0], y);
+  EXPECT_EQ(g.FindValue("c")->producer, nullptr);
+}
+
+TEST(PassFuseBiasActivation, ActivationParametersBecomeAlphaBeta) {
+  struct Case {
+    const char* op;
+    const char* expect;
+    float alpha, beta;
+    bool has_alpha, has_beta;
+  };
+  for (const Case& k : {Case{"LeakyRelu", "LeakyRelu", 0.2f, 0, true, false},
+                        Case{"HardSigmoid", "HardSigmoid", 0.3f, 0.6f, true, true},
+                        Case{"Clip", "Clip", -1.f, 6.f, true, true},
+                        Case{"Sigmoid", "Sigmoid", 0, 0, false, false},
+                        Case{"HardSwish", "HardSwish", 0, 0, false, false},
+                        Case{"Tanh", "Tanh", 0, 0, false, false}}) {
+    Graph g;
+    g.opset_imports[""] = 17;
+    Value* a = Tensor(g, "a", {2, 3});
+    Value* c = Tensor(g, "c", {2, 4});
+    Value* y = Tensor(g, "y", {2, 4});
+    g.inputs = {a};
+    g.AddNode("Gemm", "gemm", {a, Const<float>(g, "b", {3, 4}, Pattern(12, -1, 1))}, {c});
+    std::vector<Value*> act_in = {c};
+    if (std::string(k.op) == "Clip") {
+      act_in.push_back(Const<float>(g, "lo", {}, {-1.f}));
+      act_in.push_back(Const<float>(g, "hi", {}, {6.f}));
+    }
+    Node* act = g.AddNode(k.op, "act", act_in, {y});
+    if (std::string(k.op) == "LeakyRelu") act->SetFloat("alpha", 0.2f);
+    if (std::string(k.op) == "HardSigmoid") {
+      act->SetFloat("alpha", 0.3f);
+      act->SetFloat("beta", 0.6f);
+    }
+    g.outputs = {y};
+    ASSERT_TRUE(Fuse(g).ok());
+    ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedGemm"})) << k.op;
+    Node* n = g.nodes()[0].get();
+    EXPECT_EQ(n->GetString("activation", ""), k.expect);
+    EXPECT_EQ(n->HasAttr("activation_alpha"), k.has_alpha) << k.op;
+    EXPECT_EQ(n->HasAttr("activation_beta"), k.has_beta) << k.op;
+    if (k.has_alpha) EXPECT_FLOAT_EQ(n->GetFloat("activation_alpha", 0), k.alpha) << k.op;
+    if (k.has_beta) EXPECT_FLOAT_EQ(n->GetFloat("activation_beta", 0), k.beta) << k.op;
+  }
+}
+
+TEST(PassFuseBiasActivation, ClipWithRuntimeBoundIsNotFused) {
+  Graph g;
+  Value* a = Tensor(g, "a", {2, 3});
+  Value* hi = Tensor(g, "hi", {});
+  Value* c = Tensor(g, "c", {2, 4});
+  Value* y = Tensor(g, "y", {2, 4});
+  g.inputs = {a, hi};
+  g.AddNode("Gemm", "gemm", {a, Const<float>(g, "b", {3, 4}, Pattern(12, -1, 1))}, {c});
+  g.AddNode("Clip", "clip", {c, nullptr, hi}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Gemm", "Clip"}));
+}
+
+// The residual branch is produced after the Conv in node order: the fused node
+// must move after it.
+TEST(PassFuseBiasActivation, ConvResidualAddReluBecomesFusedConvWithZ) {
+  Graph g;
+  Value* x = Tensor(g, "x", {1, 4, 6, 6});
+  Value* c = Tensor(g, "c", {1, 4, 6, 6});
+  Value* skip = Tensor(g, "skip", {1, 4, 6, 6});
+  Value* s = Tensor(g, "s", {1, 4, 6, 6});
+  Value* y = Tensor(g, "y", {1, 4, 6, 6});
+  g.inputs = {x};
+  Value* w = Const<float>(g, "W", {4, 4, 1, 1}, Pattern(16, -1, 1));
+  Node* conv = g.AddNode("Conv", "conv", {x, w}, {c});
+  g.AddNode("Sigmoid", "branch", {x}, {skip});
+  g.AddNode("Add", "add", {skip, c}, {s});
+  g.AddNode("Relu", "relu", {s}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Sigmoid", "com.opencann::FusedConv"}));
+  ASSERT_EQ(conv->inputs.size(), 4u);
+  EXPECT_EQ(conv->inputs[0], x);
+  EXPECT_EQ(conv->inputs[1], w);
+  EXPECT_EQ(conv->inputs[2], nullptr);
+  EXPECT_EQ(conv->inputs[3], skip);
+  EXPECT_EQ(conv->GetString("activation", ""), "Relu");
+  EXPECT_EQ(conv->outputs[0], y);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseBiasActivation, NoFusionWhenIntermediateIsSharedOrAnOutput) {
+  {
+    Graph g;
+    Value* x = Tensor(g, "x", {1, 2, 4, 4});
+    Value* c = Tensor(g, "c", {1, 2, 4, 4});
+    Value* y = Tensor(g, "y", {1, 2, 4, 4});
+    Value* z = Tensor(g, "z", {1, 2, 4, 4});
+    g.inputs = {x};
+    g.AddNode("Conv", "conv", {x, Const<float>(g, "W", {2, 2, 1, 1}, Pattern(4, -1, 1))}, {c});
+    g.AddNode("Relu", "relu", {c}, {y});
+    g.AddNode("Sigmoid", "other_reader", {c}, {z});
+    g.outputs = {y, z};
+    ASSERT_TRUE(Fuse(g).ok());
+    EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Conv", "Relu", "Sigmoid"}));
+  }
+  {
+    Graph g;
+    Value* x = Tensor(g, "x", {1, 2, 4, 4});
+    Value* c = Tensor(g, "c", {1, 2, 4, 4});
+    Value* y = Tensor(g, "y", {1, 2, 4, 4});
+    g.inputs = {x};
+    g.AddNode("Conv", "conv", {x, Const<float>(g, "W", {2, 2, 1, 1}, Pattern(4, -1, 1))}, {c});
+    g.AddNode("Relu", "relu", {c}, {y});
+    g.outputs = {y, c};
+    ASSERT_TRUE(Fuse(g).ok());
+    EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Conv", "Relu"}));
+  }
+}
+
+TEST(PassFuseBiasActivation, DisabledByOptionAndWithoutKernels) {
+  Graph g;
+  Value* x = Tensor(g, "x", {1, 2, 4, 4});
+  Value* c = Tensor(g, "c", {1, 2, 4, 4});
+  Value* y = Tensor(g, "y", {1, 2, 4, 4});
+  g.inputs = {x};
+  g.AddNode("Conv", "conv", {x, Const<float>(g, "W", {2, 2, 1, 1}, Pattern(4, -1, 1))}, {c});
+  g.AddNode("Relu", "relu", {c}, {y});
+  g.outputs = {y};
+  CompileOptions off;
+  off.fuse = false;
+  ASSERT_TRUE(RunFuseBiasActivation(g, off).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Conv", "Relu"}));
+  ASSERT_TRUE(RunFuseBiasActivation(g, {}).ok());
+  const bool have_kernel = OpRegistry::Global().Find(kOpenCannDomain, "FusedConv", 1) != nullptr;
+  EXPECT_EQ(g.nodes().size(), have_kernel ? 1u : 2u);
+}
+
+}  // namespace
+}  // namespace oc

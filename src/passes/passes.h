@@ -1,0 +1,45 @@
+// Declarations of the individual passes (from passes.inc) and helpers they share.
+// The public entry points are in pipeline.h; tests call passes one by one.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "graph/graph.h"
+#include "passes/pipeline.h"
+
+namespace oc {
+
+#define OC_PASS(fn, name, summary) Status fn(Graph& graph, const CompileOptions& options);
+#include "passes/passes.inc"
+#undef OC_PASS
+
+// fuse-bias-activation with a switch for tests: when `only_registered` is true
+// (the pipeline's setting) a Fused* op is produced only if the op registry has a
+// kernel for it, so the pipeline never emits a graph that cannot run.
+Status FuseBiasActivation(Graph& graph, bool only_registered);
+
+// Outputs of an evaluated node become constants; the node itself stays.
+// Shared by shape-inference and constant-folding.
+Status EvaluateIntoConstants(Node& node);
+
+// True when every present input of `node` is constant.
+bool AllInputsConstant(const Node& node);
+
+// Number of node inputs that read `v` (a node reading it twice counts twice).
+int CountUses(const Graph& graph, const Value* v);
+
+// Stats of the last memory plan, for reports and tests: the arena each strategy
+// produced ("in-order best-fit" and "largest-first best-fit").
+struct MemoryPlanStats {
+  int64_t in_order_bytes = 0;
+  int64_t largest_first_bytes = 0;
+  int64_t no_reuse_bytes = 0;
+  const char* chosen = "";
+};
+// Plans the arena and returns the figures for both strategies.
+Expected<MemoryPlanStats> PlanMemory(Graph& graph);
+
+}  // namespace oc

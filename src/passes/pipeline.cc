@@ -1,0 +1,81 @@
+#include "passes/pipeline.h"
+
+#include <chrono>
+
+#include "executor/executable.h"
+#include "passes/passes.h"
+
+namespace oc {
+
+const std::vector<PassInfo>& Passes() {
+  static const std::vector<PassInfo> passes = {
+#define OC_PASS(fn, name, summary) PassInfo{name, summary, &fn},
+#include "passes/passes.inc"
+#undef OC_PASS
+  };
+  return passes;
+}
+
+bool AllInputsConstant(const Node& node) {
+  for (const Value* v : node.inputs)
+    if (v && !v->constant) return false;
+  return true;
+}
+
+int CountUses(const Graph& graph, const Value* v) {
+  int uses = 0;
+  for (auto& n : graph.nodes())
+    for (const Value* in : n->inputs) uses += in == v;
+  return uses;
+}
+
+Status EvaluateIntoConstants(Node& node) {
+  auto results = EvaluateNode(node);
+  if (!results.ok())
+    return results.status().WithContext(StrCat("while folding ", node.Describe(), " at compile time"));
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    Value* out = node.outputs[i];
+    if (!out) continue;
+    out->constant = std::move((*results)[i]);
+  }
+  return Status::Ok();
+}
+
+static Status CheckPrecisionMode(const std::string& mode) {
+  if (mode == "force_fp32" || mode == "must_keep_origin_dtype") return Status::Ok();
+  return NotSupported("precision_mode '", mode,
+                      "' is not supported (this build computes in float32: use force_fp32 or "
+                      "must_keep_origin_dtype)");
+}
+
+Status RunPipeline(Graph& graph, const CompileOptions& options) {
+  OC_RETURN_IF_ERROR(CheckPrecisionMode(options.precision_mode));
+  OC_RETURN_IF_ERROR(graph.TopologicalSort());
+  if (options.verify_each_pass) {
+    Status st = graph.Verify();
+    if (!st.ok()) return st.WithContext("before the first pass");
+  }
+  using Clock = std::chrono::steady_clock;
+  for (const PassInfo& pass : Passes()) {
+    const size_t nodes_before = graph.nodes().size();
+    const auto start = Clock::now();
+    Status st = pass.run(graph, options);
+    if (!st.ok()) return st.WithContext(StrCat("pass ", pass.name));
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (options.log) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f", ms);
+      options.log(StrCat("pass ", pass.name, ": ", pass.summary, " (", buf, " ms, nodes ",
+                         nodes_before, " -> ", graph.nodes().size(), ")"));
+    }
+    if (options.verify_each_pass) {
+      Status v = graph.Verify();
+      if (!v.ok()) return v.WithContext(StrCat("IR invalid after pass ", pass.name));
+    }
+  }
+  // Folded constants and rewired values leave unreferenced Values behind.
+  graph.Compact();
+  return graph.Verify();
+}
+
+}  // namespace oc

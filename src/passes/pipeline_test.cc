@@ -1,0 +1,149 @@
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+#include "executor/executable.h"
+#include "passes/pass_test_util.h"
+#include "passes/passes.h"
+
+namespace oc {
+namespace {
+
+using testing::Const;
+using testing::OpSequence;
+using testing::Pattern;
+using testing::Tensor;
+
+TEST(PassPipeline, PassesAreListedInOrderWithUniqueNames) {
+  std::vector<std::string> names;
+  for (const PassInfo& p : Passes()) {
+    names.push_back(p.name);
+    EXPECT_NE(std::string(p.summary), "");
+    EXPECT_NE(p.run, nullptr);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"shape-inference", "constant-folding", "remove-identity",
+                                             "fold-conv-batchnorm", "fuse-bias-activation",
+                                             "dead-code-elimination", "memory-planning"}));
+}
+
+TEST(PassPipeline, RejectsUnsupportedPrecisionModeByName) {
+  Graph g;
+  CompileOptions options;
+  options.precision_mode = "allow_mix_precision";
+  Status st = RunPipeline(g, options);
+  EXPECT_EQ(st.code(), StatusCode::kNotSupported);
+  EXPECT_NE(st.message().find("allow_mix_precision"), std::string::npos) << st.message();
+}
+
+// Identity-only graph: folding, identity removal, dead-code and planning in one go.
+TEST(PassPipeline, LogsEachPassAndLeavesAPlannedVerifiedGraph) {
+  Graph g;
+  g.opset_imports[""] = 17;
+  Value* x = Tensor(g, "x", {8});
+  Value* big = Const<float>(g, "unused_big", {1 << 16}, std::vector<float>(1 << 16, 0.5f));
+  Value* c = Const<float>(g, "c", {8}, Pattern(8, -1, 1));
+  Value* a = g.AddValue("a");
+  Value* b = g.AddValue("b");
+  Value* folded = g.AddValue("folded");
+  Value* dead = g.AddValue("dead");
+  Value* y = g.AddValue("y");
+  g.inputs = {x};
+  // Deliberately out of order: the pipeline sorts first.
+  g.AddNode("Identity", "i2", {a}, {b});
+  g.AddNode("Identity", "i1", {x}, {a});
+  g.AddNode("Identity", "i3", {b}, {y});
+  g.AddNode("Identity", "fold", {c}, {folded});
+  g.AddNode("Identity", "dead", {big}, {dead});
+  g.outputs = {y, folded};
+  std::vector<std::string> lines;
+  CompileOptions options;
+  options.verify_each_pass = true;
+  options.log = [&](const std::string& l) { lines.push_back(l); };
+  Status st = RunPipeline(g, options);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  std::regex line_re(R"(pass ([a-z-]+): .+ \([0-9.]+ ms, nodes [0-9]+ -> [0-9]+\))");
+  std::vector<std::string> seen;
+  for (auto& l : lines) {
+    std::smatch m;
+    if (std::regex_match(l, m, line_re)) seen.push_back(m[1]);
+  }
+  ASSERT_EQ(seen.size(), Passes().size());
+  for (size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], Passes()[i].name);
+  // x -> y keeps one Identity (a graph input cannot be renamed); the rest folds away.
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Identity"}));
+  EXPECT_EQ(g.nodes()[0]->inputs[0], x);
+  EXPECT_EQ(g.outputs[0]->name, "y");
+  EXPECT_TRUE(g.outputs[1]->IsConstant());
+  EXPECT_EQ(g.FindValue("unused_big"), nullptr);
+  EXPECT_EQ(g.arena_size, 0);
+  EXPECT_TRUE(g.Verify().ok());
+}
+
+// Runs `g` on `input` through the executor.
+std::vector<float> RunGraph(std::shared_ptr<Graph> g, const std::vector<float>& input) {
+  auto exe = Executable::Create(g);
+  EXPECT_TRUE(exe.ok()) << exe.status().ToString();
+  if (!exe.ok()) return {};
+  auto ctx = (*exe)->NewContext();
+  EXPECT_TRUE(ctx.ok());
+  std::vector<float> out(static_cast<size_t>((*exe)->output(0).NumElements()));
+  const void* in[] = {input.data()};
+  void* outs[] = {out.data()};
+  Status st = (*exe)->Run(**ctx, in, outs, ThreadPool::Global());
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return out;
+}
+
+// Conv + BN + residual Add + Relu, compiled with and without the optimising
+// passes: both executables must agree.
+std::shared_ptr<Graph> ResidualBlock() {
+  auto g = std::make_shared<Graph>();
+  g->opset_imports[""] = 17;
+  Value* x = Tensor(*g, "x", {1, 4, 6, 6});
+  Value* c = g->AddValue("c");
+  Value* n = g->AddValue("n");
+  Value* s = g->AddValue("s");
+  Value* y = g->AddValue("y");
+  g->inputs = {x};
+  Node* conv = g->AddNode("Conv", "conv",
+                          {x, Const<float>(*g, "W", {4, 4, 3, 3}, Pattern(144, -0.5f, 0.5f, 1)),
+                           Const<float>(*g, "B", {4}, Pattern(4, -0.5f, 0.5f, 2))},
+                          {c});
+  conv->SetInts("pads", {1, 1, 1, 1});
+  g->AddNode("BatchNormalization", "bn",
+             {c, Const<float>(*g, "scale", {4}, Pattern(4, 0.5f, 1.5f, 3)),
+              Const<float>(*g, "beta", {4}, Pattern(4, -1, 1, 4)),
+              Const<float>(*g, "mean", {4}, Pattern(4, -0.2f, 0.2f, 5)),
+              Const<float>(*g, "var", {4}, Pattern(4, 0.5f, 1.5f, 6))},
+             {n});
+  g->AddNode("Add", "add", {n, x}, {s});
+  g->AddNode("Relu", "relu", {s}, {y});
+  g->outputs = {y};
+  return g;
+}
+
+TEST(PassPipeline, OptimisedAndPlainCompilesAgreeNumerically) {
+  for (const char* op : {"Conv", "BatchNormalization", "Add", "Relu"}) {
+    if (!testing::Registered(op)) GTEST_SKIP() << "op " << op << " is not registered yet";
+  }
+  auto plain = ResidualBlock();
+  auto fused = ResidualBlock();
+  CompileOptions off;
+  off.fuse = false;
+  off.verify_each_pass = true;
+  ASSERT_TRUE(RunPipeline(*plain, off).ok());
+  CompileOptions on;
+  on.verify_each_pass = true;
+  Status st = RunPipeline(*fused, on);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_LT(fused->nodes().size(), plain->nodes().size());
+  auto input = Pattern(144, -1, 1, 7);
+  auto a = RunGraph(plain, input);
+  auto b = RunGraph(fused, input);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f) << i;
+}
+
+}  // namespace
+}  // namespace oc
