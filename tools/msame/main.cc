@@ -1,1 +1,437 @@
-int main() { return 0; }
+// msame: runs a .om model with AscendCL and reports latency and throughput.
+//
+// Written the way an application is: it includes <acl/acl.h>, links
+// libascendcl and uses only the public API (init, device, context, stream,
+// model load, datasets in device memory, execute, copy back).
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "npy.h"
+
+namespace {
+
+struct Options {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string output_dir;
+  std::string outfmt = "BIN";
+  long loop = 1;
+  int device = 0;
+  bool debug = false;
+};
+
+const char kUsage[] =
+    "Usage: msame --model MODEL.om [--input A.npy,B.bin] [--output DIR] [--outfmt NPY|BIN|TXT]\n"
+    "             [--loop N] [--device ID] [--debug] [--help]\n"
+    "\n"
+    "  --model    offline model made by atc\n"
+    "  --input    one file per model input, comma separated: .npy (dtype and shape are\n"
+    "             checked) or raw binary (byte size is checked). Omitted: zero-filled inputs\n"
+    "  --output   directory for <model>_output_<i>.<ext> (created if missing); omitted: not saved\n"
+    "  --outfmt   NPY, BIN (raw bytes, default) or TXT (one row per innermost dimension)\n"
+    "  --loop     number of inferences to time (default 1)\n"
+    "  --device   device id (default 0; the CPU device is the only one)\n"
+    "  --debug    print the model description and every run's latency\n"
+    "\n"
+    "Threads per inference: set OPENCANN_NUM_THREADS. Library log: ASCEND_GLOBAL_LOG_LEVEL=0..3.\n";
+
+// Reports an AscendCL failure with the library's own explanation.
+bool Check(aclError rc, const char* call) {
+  if (rc == ACL_SUCCESS) return true;
+  std::fprintf(stderr, "[ERROR] %s failed with error %d: %s\n", call, rc, aclGetRecentErrMsg());
+  return false;
+}
+
+std::vector<std::string> Split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t end = s.find(sep, start);
+    out.push_back(s.substr(start, end - start));
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+bool ParseArgs(int argc, char** argv, Options* o, bool* help) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    bool has_value = false;
+    size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      has_value = true;
+    }
+    auto need = [&](std::string* out) {
+      if (has_value) { *out = value; return true; }
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "[ERROR] %s needs a value\n", arg.c_str());
+        return false;
+      }
+      *out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (arg == "--help" || arg == "-h") {
+      *help = true;
+    } else if (arg == "--debug") {
+      o->debug = !has_value || value == "true" || value == "1";
+    } else if (arg == "--model") {
+      if (!need(&o->model)) return false;
+    } else if (arg == "--input") {
+      if (!need(&v)) return false;
+      o->inputs = Split(v, ',');
+      for (auto& p : o->inputs)
+        if (p.empty()) {
+          std::fprintf(stderr, "[ERROR] --input has an empty entry: '%s'\n", v.c_str());
+          return false;
+        }
+    } else if (arg == "--output") {
+      if (!need(&o->output_dir)) return false;
+    } else if (arg == "--outfmt") {
+      if (!need(&v)) return false;
+      std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return std::toupper(c); });
+      if (v != "NPY" && v != "BIN" && v != "TXT") {
+        std::fprintf(stderr, "[ERROR] --outfmt must be NPY, BIN or TXT, got '%s'\n", v.c_str());
+        return false;
+      }
+      o->outfmt = v;
+    } else if (arg == "--loop" || arg == "--device") {
+      if (!need(&v)) return false;
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || (arg == "--loop" ? n < 1 || n > 100000000 : n < 0 || n > 1 << 20)) {
+        std::fprintf(stderr, "[ERROR] %s must be %s, got '%s'\n", arg.c_str(),
+                     arg == "--loop" ? "an integer >= 1" : "a device id >= 0", v.c_str());
+        return false;
+      }
+      if (arg == "--loop") o->loop = n;
+      else o->device = static_cast<int>(n);
+    } else {
+      std::fprintf(stderr, "[ERROR] unknown argument '%s' (see --help)\n", argv[i]);
+      return false;
+    }
+  }
+  if (!*help && o->model.empty()) {
+    std::fprintf(stderr, "[ERROR] --model is required (see --help)\n");
+    return false;
+  }
+  return true;
+}
+
+// numpy kind and item size for an AscendCL element type ('\0' if none).
+bool NpyTypeOf(aclDataType t, char* kind, size_t* size) {
+  switch (t) {
+    case ACL_FLOAT: *kind = 'f'; *size = 4; return true;
+    case ACL_FLOAT16: *kind = 'f'; *size = 2; return true;
+    case ACL_DOUBLE: *kind = 'f'; *size = 8; return true;
+    case ACL_INT8: *kind = 'i'; *size = 1; return true;
+    case ACL_INT16: *kind = 'i'; *size = 2; return true;
+    case ACL_INT32: *kind = 'i'; *size = 4; return true;
+    case ACL_INT64: *kind = 'i'; *size = 8; return true;
+    case ACL_UINT8: *kind = 'u'; *size = 1; return true;
+    case ACL_UINT16: *kind = 'u'; *size = 2; return true;
+    case ACL_UINT32: *kind = 'u'; *size = 4; return true;
+    case ACL_UINT64: *kind = 'u'; *size = 8; return true;
+    case ACL_BOOL: *kind = 'b'; *size = 1; return true;
+    case ACL_BF16: *kind = 'u'; *size = 2; return true;  // numpy has no bfloat16: raw bits
+    default: return false;
+  }
+}
+
+std::string ShapeString(const std::vector<int64_t>& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + ")";
+}
+
+struct Tensor {
+  std::string name;
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  std::vector<int64_t> dims;
+  size_t bytes = 0;
+  void* dev = nullptr;
+  aclDataBuffer* buf = nullptr;
+};
+
+bool Describe(aclmdlDesc* desc, bool input, size_t i, Tensor* t) {
+  aclmdlIODims d;
+  aclError rc = input ? aclmdlGetInputDims(desc, i, &d) : aclmdlGetOutputDims(desc, i, &d);
+  if (!Check(rc, input ? "aclmdlGetInputDims" : "aclmdlGetOutputDims")) return false;
+  t->name = d.name;
+  t->dims.assign(d.dims, d.dims + d.dimCount);
+  t->dtype = input ? aclmdlGetInputDataType(desc, i) : aclmdlGetOutputDataType(desc, i);
+  t->bytes = input ? aclmdlGetInputSizeByIndex(desc, i) : aclmdlGetOutputSizeByIndex(desc, i);
+  return true;
+}
+
+// Loads input file `path` for model input `t` into host bytes, checking it.
+bool LoadInput(const std::string& path, size_t index, const Tensor& t, std::vector<uint8_t>* bytes) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext == ".npy") {
+    msame::NpyArray a;
+    std::string err = msame::ReadNpy(path, &a);
+    if (!err.empty()) {
+      std::fprintf(stderr, "[ERROR] input %zu ('%s'): %s\n", index, t.name.c_str(), err.c_str());
+      return false;
+    }
+    char kind;
+    size_t item;
+    if (NpyTypeOf(t.dtype, &kind, &item) && (kind != a.kind || item != a.item_size)) {
+      std::fprintf(stderr, "[ERROR] input %zu ('%s'): dtype mismatch: the model expects %s, '%s' holds %s\n", index,
+                   t.name.c_str(), msame::TypeName(kind, item).c_str(), path.c_str(), a.TypeName().c_str());
+      return false;
+    }
+    if (a.shape != t.dims) {
+      std::fprintf(stderr, "[ERROR] input %zu ('%s'): shape mismatch: the model expects %s, '%s' holds %s\n", index,
+                   t.name.c_str(), ShapeString(t.dims).c_str(), path.c_str(), ShapeString(a.shape).c_str());
+      return false;
+    }
+    *bytes = std::move(a.data);
+  } else {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) {
+      std::fprintf(stderr, "[ERROR] input %zu ('%s'): cannot open '%s'\n", index, t.name.c_str(), path.c_str());
+      return false;
+    }
+    bytes->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  if (bytes->size() != t.bytes) {
+    std::fprintf(stderr, "[ERROR] input %zu ('%s'): size mismatch: the model expects %zu bytes, '%s' holds %zu\n",
+                 index, t.name.c_str(), t.bytes, path.c_str(), bytes->size());
+    return false;
+  }
+  return true;
+}
+
+template <typename T>
+void PrintValues(FILE* f, const uint8_t* p, size_t n, size_t row) {
+  for (size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    if constexpr (std::is_floating_point_v<T>) std::fprintf(f, "%.9g", static_cast<double>(v));
+    else if constexpr (std::is_signed_v<T>) std::fprintf(f, "%" PRId64, static_cast<int64_t>(v));
+    else std::fprintf(f, "%" PRIu64, static_cast<uint64_t>(v));
+    std::fputc((i + 1) % row == 0 ? '\n' : ' ', f);
+  }
+}
+
+bool WriteText(const std::string& path, const Tensor& t, const std::vector<uint8_t>& host) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) return false;
+  size_t row = t.dims.empty() || t.dims.back() <= 0 ? 1 : static_cast<size_t>(t.dims.back());
+  const uint8_t* p = host.data();
+  switch (t.dtype) {
+    case ACL_FLOAT: PrintValues<float>(f, p, host.size() / 4, row); break;
+    case ACL_DOUBLE: PrintValues<double>(f, p, host.size() / 8, row); break;
+    case ACL_FLOAT16: {
+      for (size_t i = 0; i < host.size() / 2; ++i) {
+        aclFloat16 h;
+        std::memcpy(&h, p + 2 * i, 2);
+        std::fprintf(f, "%.6g%c", static_cast<double>(aclFloat16ToFloat(h)), (i + 1) % row == 0 ? '\n' : ' ');
+      }
+      break;
+    }
+    case ACL_INT8: PrintValues<int8_t>(f, p, host.size(), row); break;
+    case ACL_INT16: PrintValues<int16_t>(f, p, host.size() / 2, row); break;
+    case ACL_INT32: PrintValues<int32_t>(f, p, host.size() / 4, row); break;
+    case ACL_INT64: PrintValues<int64_t>(f, p, host.size() / 8, row); break;
+    case ACL_UINT16: case ACL_BF16: PrintValues<uint16_t>(f, p, host.size() / 2, row); break;
+    case ACL_UINT32: PrintValues<uint32_t>(f, p, host.size() / 4, row); break;
+    case ACL_UINT64: PrintValues<uint64_t>(f, p, host.size() / 8, row); break;
+    default: PrintValues<uint8_t>(f, p, host.size(), row); break;
+  }
+  return std::fclose(f) == 0;
+}
+
+bool SaveOutput(const Options& o, const std::string& stem, size_t i, const Tensor& t,
+                const std::vector<uint8_t>& host) {
+  std::string ext = o.outfmt == "NPY" ? "npy" : o.outfmt == "TXT" ? "txt" : "bin";
+  std::string path = (std::filesystem::path(o.output_dir) / (stem + "_output_" + std::to_string(i) + "." + ext)).string();
+  bool ok = true;
+  if (o.outfmt == "NPY") {
+    char kind;
+    size_t item;
+    if (!NpyTypeOf(t.dtype, &kind, &item)) { kind = 'u'; item = 1; }
+    std::string err = msame::WriteNpy(path, kind, item, t.dims, host.data(), host.size());
+    if (!err.empty()) {
+      std::fprintf(stderr, "[ERROR] output %zu: %s\n", i, err.c_str());
+      return false;
+    }
+  } else if (o.outfmt == "TXT") {
+    ok = WriteText(path, t, host);
+  } else {
+    std::ofstream f(path, std::ios::binary);
+    f.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(host.size()));
+    ok = static_cast<bool>(f);
+  }
+  if (!ok) {
+    std::fprintf(stderr, "[ERROR] output %zu: cannot write '%s'\n", i, path.c_str());
+    return false;
+  }
+  std::printf("[INFO] output %zu ('%s', %s) written to %s\n", i, t.name.c_str(), ShapeString(t.dims).c_str(),
+              path.c_str());
+  return true;
+}
+
+double Percentile(std::vector<double> sorted, double q) {
+  if (sorted.empty()) return 0;
+  double pos = q * static_cast<double>(sorted.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+// Everything acquired from AscendCL, released in reverse order on every path.
+class Session {
+ public:
+  ~Session() {
+    for (auto* set : {&inputs, &outputs})
+      for (Tensor& t : *set) {
+        if (t.buf) aclDestroyDataBuffer(t.buf);
+        if (t.dev) aclrtFree(t.dev);
+      }
+    if (in_ds) aclmdlDestroyDataset(in_ds);
+    if (out_ds) aclmdlDestroyDataset(out_ds);
+    if (desc) aclmdlDestroyDesc(desc);
+    if (model_loaded) aclmdlUnload(model_id);
+    if (stream) aclrtDestroyStream(stream);
+    if (context) aclrtDestroyContext(context);
+    if (device_set) aclrtResetDevice(device);
+    if (initialized) aclFinalize();
+  }
+
+  bool initialized = false, device_set = false, model_loaded = false;
+  int device = 0;
+  aclrtContext context = nullptr;
+  aclrtStream stream = nullptr;
+  uint32_t model_id = 0;
+  aclmdlDesc* desc = nullptr;
+  aclmdlDataset* in_ds = nullptr;
+  aclmdlDataset* out_ds = nullptr;
+  std::vector<Tensor> inputs, outputs;
+};
+
+int Run(const Options& o) {
+  Session s;
+  if (!Check(aclInit(nullptr), "aclInit")) return 1;
+  s.initialized = true;
+  if (!Check(aclrtSetDevice(o.device), "aclrtSetDevice")) return 1;
+  s.device_set = true;
+  s.device = o.device;
+  if (!Check(aclrtCreateContext(&s.context, o.device), "aclrtCreateContext")) return 1;
+  if (!Check(aclrtCreateStream(&s.stream), "aclrtCreateStream")) return 1;
+
+  auto t0 = std::chrono::steady_clock::now();
+  if (!Check(aclmdlLoadFromFile(o.model.c_str(), &s.model_id), "aclmdlLoadFromFile")) return 1;
+  s.model_loaded = true;
+  double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  s.desc = aclmdlCreateDesc();
+  if (!s.desc || !Check(aclmdlGetDesc(s.desc, s.model_id), "aclmdlGetDesc")) return 1;
+  size_t n_in = aclmdlGetNumInputs(s.desc), n_out = aclmdlGetNumOutputs(s.desc);
+  std::printf("[INFO] model %s loaded in %.2f ms: %zu inputs, %zu outputs\n", o.model.c_str(), load_ms, n_in, n_out);
+
+  if (!o.inputs.empty() && o.inputs.size() != n_in) {
+    std::fprintf(stderr, "[ERROR] --input lists %zu files but the model has %zu inputs\n", o.inputs.size(), n_in);
+    return 1;
+  }
+  s.in_ds = aclmdlCreateDataset();
+  s.out_ds = aclmdlCreateDataset();
+  if (!s.in_ds || !s.out_ds) return Check(ACL_ERROR_BAD_ALLOC, "aclmdlCreateDataset"), 1;
+  s.inputs.resize(n_in);
+  s.outputs.resize(n_out);
+  for (size_t i = 0; i < n_in + n_out; ++i) {
+    bool is_in = i < n_in;
+    size_t k = is_in ? i : i - n_in;
+    Tensor& t = is_in ? s.inputs[k] : s.outputs[k];
+    if (!Describe(s.desc, is_in, k, &t)) return 1;
+    if (o.debug)
+      std::printf("[DEBUG] %s %zu: '%s' dtype %d shape %s, %zu bytes\n", is_in ? "input" : "output", k,
+                  t.name.c_str(), static_cast<int>(t.dtype), ShapeString(t.dims).c_str(), t.bytes);
+    if (t.bytes > 0 && !Check(aclrtMalloc(&t.dev, t.bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) return 1;
+    t.buf = aclCreateDataBuffer(t.dev, t.bytes);
+    if (!t.buf) return Check(ACL_ERROR_BAD_ALLOC, "aclCreateDataBuffer"), 1;
+    if (!Check(aclmdlAddDatasetBuffer(is_in ? s.in_ds : s.out_ds, t.buf), "aclmdlAddDatasetBuffer")) return 1;
+    if (!is_in || t.bytes == 0) continue;
+    if (o.inputs.empty()) {
+      if (!Check(aclrtMemset(t.dev, t.bytes, 0, t.bytes), "aclrtMemset")) return 1;
+    } else {
+      std::vector<uint8_t> host;
+      if (!LoadInput(o.inputs[k], k, t, &host)) return 1;
+      if (!Check(aclrtMemcpy(t.dev, t.bytes, host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy"))
+        return 1;
+    }
+  }
+  if (o.inputs.empty()) std::printf("[INFO] no --input given: all inputs are zero-filled\n");
+
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(o.loop));
+  auto start_all = std::chrono::steady_clock::now();
+  for (long i = 0; i < o.loop; ++i) {
+    auto a = std::chrono::steady_clock::now();
+    if (!Check(aclmdlExecuteAsync(s.model_id, s.in_ds, s.out_ds, s.stream), "aclmdlExecuteAsync")) return 1;
+    if (!Check(aclrtSynchronizeStream(s.stream), "aclrtSynchronizeStream")) return 1;
+    double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
+    ms.push_back(t);
+    if (o.debug) std::printf("[DEBUG] run %ld: %.3f ms\n", i + 1, t);
+  }
+  double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_all).count();
+
+  if (!o.output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output_dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "[ERROR] cannot create output directory '%s': %s\n", o.output_dir.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
+    std::string stem = std::filesystem::path(o.model).stem().string();
+    for (size_t i = 0; i < n_out; ++i) {
+      Tensor& t = s.outputs[i];
+      std::vector<uint8_t> host(t.bytes);
+      if (t.bytes && !Check(aclrtMemcpy(host.data(), host.size(), t.dev, t.bytes, ACL_MEMCPY_DEVICE_TO_HOST),
+                            "aclrtMemcpy"))
+        return 1;
+      if (!SaveOutput(o, stem, i, t, host)) return 1;
+    }
+  } else {
+    std::printf("[INFO] no --output given: outputs are not saved\n");
+  }
+
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
+  std::printf("[INFO] %ld inference(s): latency ms min %.3f max %.3f mean %.3f median %.3f p99 %.3f\n", o.loop,
+              sorted.front(), sorted.back(), mean, Percentile(sorted, 0.5), Percentile(sorted, 0.99));
+  std::printf("[INFO] throughput: %.2f inferences/s\n", total_s > 0 ? static_cast<double>(o.loop) / total_s : 0.0);
+  std::printf("Inference average time: %.3f ms\n", mean);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  bool help = false;
+  if (!ParseArgs(argc, argv, &o, &help)) return 2;
+  if (help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  int rc = Run(o);
+  if (rc != 0) std::fprintf(stderr, "[ERROR] msame failed\n");
+  return rc;
+}

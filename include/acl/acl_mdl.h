@@ -1,0 +1,148 @@
+/*
+ * OpenCANN: model part of the AscendCL-compatible C API (load .om files made by
+ * `atc`, describe their inputs/outputs, execute them).
+ *
+ * A loaded model is read-only and may be executed concurrently from several
+ * threads or streams; each execution uses its own activation memory. All
+ * functions that return aclError need a prior aclInit (ACL_ERROR_UNINITIALIZE
+ * otherwise) and record a message for aclGetRecentErrMsg when they fail.
+ * Dataset and description objects are plain host objects and need no aclInit.
+ */
+#ifndef OPENCANN_ACL_ACL_MDL_H_
+#define OPENCANN_ACL_ACL_MDL_H_
+
+#include "acl_base.h"
+#include "acl_rt.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ACL_MAX_DIM_CNT 128
+#define ACL_MAX_TENSOR_NAME_LEN 128
+
+typedef struct aclmdlDataset aclmdlDataset;
+typedef struct aclmdlDesc aclmdlDesc;
+
+/* Shape of one model input or output. `name` is NUL-terminated and truncated to
+ * ACL_MAX_TENSOR_NAME_LEN - 1 characters; a scalar has dimCount 0. */
+typedef struct aclmdlIODims {
+  char name[ACL_MAX_TENSOR_NAME_LEN];
+  size_t dimCount;
+  int64_t dims[ACL_MAX_DIM_CNT];
+} aclmdlIODims;
+
+/* ---- Loading --------------------------------------------------------------------- */
+
+/* Loads and verifies a .om file and writes a new model id. The model owns its
+ * working memory. ACL_ERROR_INVALID_PARAM for NULL arguments;
+ * ACL_ERROR_READ_MODEL_FAILURE when the file cannot be read; ACL_ERROR_PARSE_MODEL
+ * for a corrupt or incompatible file; ACL_ERROR_FEATURE_UNSUPPORTED when the
+ * model uses an op this build cannot run. The message says which check failed. */
+ACL_FUNC_VISIBILITY aclError aclmdlLoadFromFile(const char *modelPath, uint32_t *modelId);
+/* As aclmdlLoadFromFile from `modelSize` bytes at `model`; the bytes are copied,
+ * so the caller may free them after the call. */
+ACL_FUNC_VISIBILITY aclError aclmdlLoadFromMem(const void *model, size_t modelSize, uint32_t *modelId);
+/* Loads a model whose activations live in caller memory: `workPtr` must be
+ * device memory (aclrtMalloc) of at least the work size reported by
+ * aclmdlQuerySize and stay allocated until aclmdlUnload; executions of such a
+ * model are serialised because they share that memory. workPtr NULL lets the
+ * library allocate it. The weights stay in the library's read-only copy of the
+ * file (shared by all executions), so `weightPtr` is accepted but not used; if
+ * given, weightSize must be at least the reported weight size.
+ * ACL_ERROR_INVALID_PARAM for NULL arguments, a too-small size, or workPtr not
+ * 64-byte aligned or not device memory; otherwise as aclmdlLoadFromFile. */
+ACL_FUNC_VISIBILITY aclError aclmdlLoadFromFileWithMem(const char *modelPath, uint32_t *modelId, void *workPtr,
+                                                       size_t workSize, void *weightPtr, size_t weightSize);
+/* As aclmdlLoadFromFileWithMem from memory (copied). */
+ACL_FUNC_VISIBILITY aclError aclmdlLoadFromMemWithMem(const void *model, size_t modelSize, uint32_t *modelId,
+                                                      void *workPtr, size_t workSize, void *weightPtr,
+                                                      size_t weightSize);
+/* Writes the activation (work) and weight bytes a model needs, reading the file
+ * header and plan. Errors as aclmdlLoadFromFile. */
+ACL_FUNC_VISIBILITY aclError aclmdlQuerySize(const char *fileName, size_t *workSize, size_t *weightSize);
+/* As aclmdlQuerySize for a model held in memory. */
+ACL_FUNC_VISIBILITY aclError aclmdlQuerySizeFromMem(const void *model, size_t modelSize, size_t *workSize,
+                                                    size_t *weightSize);
+/* Waits for the model's queued executions, then releases it; the id becomes
+ * invalid. ACL_ERROR_INVALID_MODEL_ID for an unknown or unloaded id. */
+ACL_FUNC_VISIBILITY aclError aclmdlUnload(uint32_t modelId);
+
+/* ---- Description --------------------------------------------------------------------
+ * An aclmdlDesc is a snapshot of a model's inputs and outputs, owned by the
+ * library (aclmdlCreateDesc / aclmdlDestroyDesc) and independent of the model
+ * once filled: it stays readable after aclmdlUnload. Strings returned by the
+ * getters live as long as the desc. Getters returning size_t answer 0 and those
+ * returning enums answer the UNDEFINED value for a NULL desc or a bad index
+ * (with a message set). */
+
+ACL_FUNC_VISIBILITY aclmdlDesc *aclmdlCreateDesc(void);
+/* ACL_ERROR_INVALID_PARAM for NULL or an unknown/destroyed desc. */
+ACL_FUNC_VISIBILITY aclError aclmdlDestroyDesc(aclmdlDesc *modelDesc);
+/* Fills the desc from a loaded model. ACL_ERROR_INVALID_PARAM for a NULL or
+ * unknown desc; ACL_ERROR_INVALID_MODEL_ID for an unknown id. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId);
+ACL_FUNC_VISIBILITY size_t aclmdlGetNumInputs(aclmdlDesc *modelDesc);
+ACL_FUNC_VISIBILITY size_t aclmdlGetNumOutputs(aclmdlDesc *modelDesc);
+/* Bytes of input/output `index` (the size its data buffer must have). */
+ACL_FUNC_VISIBILITY size_t aclmdlGetInputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
+ACL_FUNC_VISIBILITY size_t aclmdlGetOutputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
+/* Writes name and shape of input/output `index`. ACL_ERROR_INVALID_PARAM for
+ * NULL arguments or index out of range. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+ACL_FUNC_VISIBILITY aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+/* Same as the forms above: models compiled here are static, so the shape seen
+ * by the user and the shape the model runs on are the same. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+/* Tensor name of input/output `index`, or "" (never NULL) on error. */
+ACL_FUNC_VISIBILITY const char *aclmdlGetInputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
+ACL_FUNC_VISIBILITY const char *aclmdlGetOutputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
+/* Layout recorded by atc for the input (NCHW/NHWC/ND), ND for outputs. */
+ACL_FUNC_VISIBILITY aclFormat aclmdlGetInputFormat(const aclmdlDesc *modelDesc, size_t index);
+ACL_FUNC_VISIBILITY aclFormat aclmdlGetOutputFormat(const aclmdlDesc *modelDesc, size_t index);
+ACL_FUNC_VISIBILITY aclDataType aclmdlGetInputDataType(const aclmdlDesc *modelDesc, size_t index);
+ACL_FUNC_VISIBILITY aclDataType aclmdlGetOutputDataType(const aclmdlDesc *modelDesc, size_t index);
+/* Finds an input/output by tensor name. ACL_ERROR_INVALID_PARAM for NULL
+ * arguments or a name the model does not have. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetInputIndexByName(const aclmdlDesc *modelDesc, const char *name,
+                                                       size_t *index);
+ACL_FUNC_VISIBILITY aclError aclmdlGetOutputIndexByName(const aclmdlDesc *modelDesc, const char *name,
+                                                        size_t *index);
+
+/* ---- Datasets ---------------------------------------------------------------------------
+ * An ordered list of aclDataBuffer pointers, one per model input or output. The
+ * dataset is owned by the library (aclmdlCreateDataset / aclmdlDestroyDataset);
+ * the buffers it lists stay owned by the caller and are not destroyed with it. */
+
+ACL_FUNC_VISIBILITY aclmdlDataset *aclmdlCreateDataset(void);
+/* ACL_ERROR_INVALID_PARAM for NULL or an unknown/destroyed dataset. */
+ACL_FUNC_VISIBILITY aclError aclmdlDestroyDataset(const aclmdlDataset *dataset);
+/* Appends a buffer. ACL_ERROR_INVALID_PARAM for NULL or unknown arguments. */
+ACL_FUNC_VISIBILITY aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclDataBuffer *dataBuffer);
+/* Number of buffers; 0 for NULL. */
+ACL_FUNC_VISIBILITY size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset *dataset);
+/* Buffer `index`, or NULL for a NULL dataset or index out of range. */
+ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *dataset, size_t index);
+
+/* ---- Execution -------------------------------------------------------------------------- */
+
+/* Runs the model and returns when the outputs are written: the same as
+ * aclmdlExecuteAsync on the current context's default stream followed by a
+ * synchronization of that stream. */
+ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
+/* Queues one execution on `stream` (NULL: default stream) and returns. The
+ * datasets are checked now: one buffer per input/output, each of exactly the
+ * size the model states, in device memory (aclrtMalloc) or registered host
+ * memory (aclrtMallocHost). Failures are ACL_ERROR_INVALID_PARAM with a message
+ * naming the index and both sizes; ACL_ERROR_INVALID_MODEL_ID for an unknown id.
+ * The buffer addresses are captured at call time; their contents must stay
+ * valid until the stream reaches the task. Failures during the run are reported
+ * by the stream's next synchronization. */
+ACL_FUNC_VISIBILITY aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset *input,
+                                                aclmdlDataset *output, aclrtStream stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPENCANN_ACL_ACL_MDL_H_ */

@@ -1,0 +1,185 @@
+// Shared machinery of the C API: error recording, logging, the guard that keeps
+// exceptions from crossing the C boundary, and the process-wide runtime state
+// (initialisation, the CPU device, contexts, streams, events, device memory).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "acl/acl.h"
+#include "base/status.h"
+#include "runtime/memory_registry.h"
+#include "runtime/stream.h"
+
+namespace oc::acl {
+
+// ---- Errors and logging --------------------------------------------------------
+
+// Names the API function being executed on this thread, for messages.
+class ApiScope {
+ public:
+  explicit ApiScope(const char* fn);
+  ~ApiScope();
+
+ private:
+  const char* prev_;
+};
+
+// Records "<function>: <msg>" as this thread's recent error, logs it at error
+// level, and returns `code`.
+aclError Fail(aclError code, const std::string& msg);
+// Maps a Status code to an aclError (`fallback` for codes with no better match)
+// and records its message.
+aclError FailStatus(const Status& st, aclError fallback);
+aclError CodeFor(const Status& st, aclError fallback);
+
+enum LogLevel { kLogDebug = 0, kLogInfo = 1, kLogWarning = 2, kLogError = 3, kLogNone = 4 };
+bool LogEnabled(int level);
+void Log(int level, const std::string& msg);
+
+template <typename F>
+aclError Guard(const char* fn, F&& body) noexcept {
+  ApiScope scope(fn);
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  } catch (const std::exception& e) {
+    return Fail(ACL_ERROR_INTERNAL_ERROR, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return Fail(ACL_ERROR_INTERNAL_ERROR, "internal error: unknown exception");
+  }
+}
+
+// For entry points that return a value instead of aclError.
+template <typename R, typename F>
+R GuardValue(const char* fn, R on_error, F&& body) noexcept {
+  ApiScope scope(fn);
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    Fail(ACL_ERROR_BAD_ALLOC, "out of host memory");
+  } catch (const std::exception& e) {
+    Fail(ACL_ERROR_INTERNAL_ERROR, std::string("internal error: ") + e.what());
+  } catch (...) {
+    Fail(ACL_ERROR_INTERNAL_ERROR, "internal error: unknown exception");
+  }
+  return on_error;
+}
+
+std::string PtrString(const void* p);
+
+// ---- Handle sets for plain host objects ------------------------------------------
+
+// Remembers live objects so that a destroyed or foreign pointer is refused
+// instead of dereferenced.
+class HandleSet {
+ public:
+  void Add(const void* p);
+  bool Remove(const void* p);
+  bool Contains(const void* p) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_set<const void*> live_;
+};
+
+// ---- Runtime state ---------------------------------------------------------------------
+
+struct StreamObj;
+
+struct ContextObj {
+  uint64_t id = 0;
+  int32_t device = 0;
+  bool is_default = false;
+  StreamObj* default_stream = nullptr;
+};
+
+struct StreamObj {
+  ContextObj* ctx = nullptr;
+  bool is_default = false;
+  rt::Stream queue;
+};
+
+struct EventObj {
+  explicit EventObj(uint32_t f) : flags(f), event((f & ACL_EVENT_TIME_LINE) != 0) {}
+  uint32_t flags;
+  rt::Event event;
+};
+
+struct Runtime {
+  std::mutex mu;  // guards everything below except `memory` (which locks itself)
+  bool initialized = false;
+  bool ever_initialized = false;
+  int device_refs = 0;
+  ContextObj* default_ctx = nullptr;
+  uint64_t next_ctx_id = 1;
+  std::map<const void*, std::unique_ptr<ContextObj>> contexts;
+  std::map<const void*, std::shared_ptr<StreamObj>> streams;
+  std::map<const void*, std::shared_ptr<EventObj>> events;
+  rt::MemoryRegistry memory;
+};
+
+Runtime& RuntimeState();
+
+// ACL_SUCCESS after aclInit, else records ACL_ERROR_UNINITIALIZE.
+aclError RequireInit();
+// The calling thread's current context (nullptr if none or destroyed). Needs mu.
+ContextObj* CurrentContextLocked(Runtime& r);
+void SetCurrentContextLocked(ContextObj* ctx);
+// A live stream for `handle` (NULL: the current context's default stream,
+// created on first use). Records the error on failure.
+aclError ResolveStream(aclrtStream handle, std::shared_ptr<StreamObj>* out);
+// Waits for a stream and converts its first task error into an aclError.
+aclError SyncStream(StreamObj& s, int64_t timeout_ms);
+// Removes and returns the streams of `ctx` (all streams when ctx is null). Needs mu.
+std::vector<std::shared_ptr<StreamObj>> DetachStreamsLocked(Runtime& r, ContextObj* ctx);
+
+// Models (acl_model.cc).
+void UnloadAllModels();
+// Waits for every stream; returns the first error (used before thread changes).
+aclError SynchronizeAllStreams();
+
+}  // namespace oc::acl
+
+// The opaque C types (global namespace, as declared by the headers).
+struct aclDataBuffer {
+  void* data = nullptr;
+  size_t size = 0;
+};
+
+struct aclTensorDesc {
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  aclFormat format = ACL_FORMAT_UNDEFINED;
+  std::vector<int64_t> dims;
+  std::string name;
+};
+
+struct aclmdlDataset {
+  std::vector<aclDataBuffer*> buffers;
+};
+
+namespace oc::acl {
+struct IoInfo {
+  std::string name;
+  aclDataType dtype = ACL_DT_UNDEFINED;
+  aclFormat format = ACL_FORMAT_ND;
+  std::vector<int64_t> dims;
+  size_t bytes = 0;
+};
+HandleSet& DataBuffers();
+HandleSet& TensorDescs();
+}  // namespace oc::acl
+
+struct aclmdlDesc {
+  uint32_t model_id = 0;
+  bool filled = false;
+  std::vector<oc::acl::IoInfo> inputs;
+  std::vector<oc::acl::IoInfo> outputs;
+};

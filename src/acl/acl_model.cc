@@ -1,0 +1,616 @@
+// Model loading, description, datasets and execution.
+//
+// A model is an OmModel (verified .om) plus an Executable. Executions take an
+// ExecutionContext (activation arena) from the executable's free list, so one
+// model runs concurrently from many streams/threads; a model loaded "with
+// memory" has a single context over the caller's work memory and serialises
+// its executions on a mutex.
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+
+#include "acl/acl_internal.h"
+#include "executor/executable.h"
+#include "om/om_file.h"
+
+using namespace oc::acl;
+using oc::StrCat;
+
+namespace {
+
+aclError NullArg(const char* name) {
+  return Fail(ACL_ERROR_INVALID_PARAM, StrCat("argument '", name, "' is NULL"));
+}
+
+aclDataType ToAclType(oc::DataType t) {
+  using oc::DataType;
+  switch (t) {
+    case DataType::kFloat32: return ACL_FLOAT;
+    case DataType::kFloat16: return ACL_FLOAT16;
+    case DataType::kBFloat16: return ACL_BF16;
+    case DataType::kFloat64: return ACL_DOUBLE;
+    case DataType::kInt8: return ACL_INT8;
+    case DataType::kUInt8: return ACL_UINT8;
+    case DataType::kInt16: return ACL_INT16;
+    case DataType::kUInt16: return ACL_UINT16;
+    case DataType::kInt32: return ACL_INT32;
+    case DataType::kUInt32: return ACL_UINT32;
+    case DataType::kInt64: return ACL_INT64;
+    case DataType::kUInt64: return ACL_UINT64;
+    case DataType::kBool: return ACL_BOOL;
+    case DataType::kString: return ACL_STRING;
+    default: return ACL_DT_UNDEFINED;
+  }
+}
+
+aclFormat FormatFromString(const std::string& s) {
+  if (s == "NCHW") return ACL_FORMAT_NCHW;
+  if (s == "NHWC") return ACL_FORMAT_NHWC;
+  if (s == "NCDHW") return ACL_FORMAT_NCDHW;
+  if (s == "NDHWC") return ACL_FORMAT_NDHWC;
+  return ACL_FORMAT_ND;
+}
+
+// Maps a load failure to the code CANN applications test for.
+aclError LoadCode(const oc::Status& st) {
+  switch (st.code()) {
+    case oc::StatusCode::kIoError:
+    case oc::StatusCode::kNotFound: return ACL_ERROR_READ_MODEL_FAILURE;
+    case oc::StatusCode::kInvalidFile:
+    case oc::StatusCode::kOutOfRange: return ACL_ERROR_PARSE_MODEL;
+    case oc::StatusCode::kNotSupported: return ACL_ERROR_FEATURE_UNSUPPORTED;
+    case oc::StatusCode::kInvalidArgument: return ACL_ERROR_INVALID_PARAM;
+    case oc::StatusCode::kResourceExhausted: return ACL_ERROR_BAD_ALLOC;
+    default: return ACL_ERROR_FAILURE;
+  }
+}
+
+struct ModelObj {
+  uint32_t id = 0;
+  oc::OmModel om;
+  std::shared_ptr<oc::Executable> exe;
+  std::vector<IoInfo> inputs, outputs;
+  // Set for models loaded with caller work memory.
+  std::unique_ptr<oc::ExecutionContext> user_ctx;
+  std::mutex user_mu;
+  // Executions queued or running; aclmdlUnload waits for zero.
+  std::mutex inflight_mu;
+  std::condition_variable inflight_cv;
+  int inflight = 0;
+
+  void BeginExecution() {
+    std::lock_guard<std::mutex> lk(inflight_mu);
+    ++inflight;
+  }
+  void EndExecution() {
+    {
+      std::lock_guard<std::mutex> lk(inflight_mu);
+      --inflight;
+    }
+    inflight_cv.notify_all();
+  }
+  void WaitIdle() {
+    std::unique_lock<std::mutex> lk(inflight_mu);
+    inflight_cv.wait(lk, [&] { return inflight == 0; });
+  }
+
+  oc::Status Run(const std::vector<const void*>& ins, const std::vector<void*>& outs) {
+    oc::ThreadPool& pool = oc::ThreadPool::Global();
+    if (user_ctx) {
+      std::lock_guard<std::mutex> lk(user_mu);
+      return exe->Run(*user_ctx, ins, outs, pool);
+    }
+    auto ctx = exe->AcquireContext();
+    if (!ctx.ok()) return ctx.status();
+    oc::Status st = exe->Run(**ctx, ins, outs, pool);
+    exe->ReleaseContext(std::move(*ctx));
+    return st;
+  }
+};
+
+struct ModelRegistry {
+  std::mutex mu;
+  uint32_t next_id = 1;
+  std::map<uint32_t, std::shared_ptr<ModelObj>> models;
+};
+
+ModelRegistry& Models() {
+  static ModelRegistry* r = new ModelRegistry();
+  return *r;
+}
+
+HandleSet& Datasets() {
+  static HandleSet* s = new HandleSet();
+  return *s;
+}
+HandleSet& Descs() {
+  static HandleSet* s = new HandleSet();
+  return *s;
+}
+
+IoInfo MakeIoInfo(const oc::Value& v, aclFormat format) {
+  IoInfo io;
+  io.name = v.name;
+  io.dtype = ToAclType(v.dtype);
+  io.format = format;
+  io.dims = v.shape;
+  io.bytes = v.ByteSize() > 0 ? static_cast<size_t>(v.ByteSize()) : 0;
+  return io;
+}
+
+aclFormat InputFormat(const oc::Graph& g, const oc::Value& v) {
+  auto it = g.metadata.find("input_format");
+  if (it != g.metadata.end()) {
+    aclFormat f = FormatFromString(it->second);
+    // A layout only describes rank-4/5 tensors; others stay ND.
+    if ((f == ACL_FORMAT_NCHW || f == ACL_FORMAT_NHWC) && v.shape.size() == 4) return f;
+    if ((f == ACL_FORMAT_NCDHW || f == ACL_FORMAT_NDHWC) && v.shape.size() == 5) return f;
+    return ACL_FORMAT_ND;
+  }
+  return v.shape.size() == 4 ? ACL_FORMAT_NCHW : ACL_FORMAT_ND;
+}
+
+// Builds a model from a verified .om. `work` (optional) is caller memory.
+aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin, void* work, size_t work_size,
+                    void* weight, size_t weight_size, bool with_mem, uint32_t* modelId) {
+  if (!loaded.ok()) return Fail(LoadCode(loaded.status()), StrCat(origin, ": ", loaded.status().message()));
+  auto m = std::make_shared<ModelObj>();
+  m->om = std::move(loaded).value();
+  const oc::Graph& g = *m->om.graph;
+  if (with_mem) {
+    size_t need = g.arena_size > 0 ? static_cast<size_t>(g.arena_size) : 0;
+    if (work && work_size < need)
+      return Fail(ACL_ERROR_INVALID_PARAM,
+                  StrCat("workSize ", work_size, " is smaller than the ", need, " bytes ", origin, " needs"));
+    if (weight && weight_size < m->om.weights_size)
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("weightSize ", weight_size, " is smaller than the ",
+                                                  m->om.weights_size, " weight bytes of ", origin));
+    if (work) {
+      auto block = RuntimeState().memory.Find(work, need ? need : 1);
+      if (!block || block->kind != oc::rt::MemKind::kDevice)
+        return Fail(ACL_ERROR_INVALID_PARAM,
+                    StrCat("workPtr ", PtrString(work), " (", need,
+                           " bytes) is not inside one device allocation from aclrtMalloc"));
+    }
+  }
+  auto exe = oc::Executable::Create(m->om.graph, m->om.prepacked);
+  if (!exe.ok()) return Fail(LoadCode(exe.status()), StrCat(origin, ": ", exe.status().message()));
+  m->exe = std::move(exe).value();
+  if (with_mem && work) {
+    auto ctx = m->exe->NewContextWithArena(work, work_size);
+    if (!ctx.ok()) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("workPtr: ", ctx.status().message()));
+    m->user_ctx = std::move(ctx).value();
+  }
+  for (const oc::Value* v : g.inputs) m->inputs.push_back(MakeIoInfo(*v, InputFormat(g, *v)));
+  for (const oc::Value* v : g.outputs) m->outputs.push_back(MakeIoInfo(*v, ACL_FORMAT_ND));
+  ModelRegistry& reg = Models();
+  std::lock_guard<std::mutex> lk(reg.mu);
+  m->id = reg.next_id++;
+  reg.models[m->id] = m;
+  *modelId = m->id;
+  Log(kLogInfo, StrCat("loaded ", origin, " as model ", m->id, ": ", g.nodes().size(), " nodes, ",
+                       m->inputs.size(), " inputs, ", m->outputs.size(), " outputs, arena ", g.arena_size, " bytes"));
+  return ACL_SUCCESS;
+}
+
+std::shared_ptr<ModelObj> FindModel(uint32_t id) {
+  ModelRegistry& reg = Models();
+  std::lock_guard<std::mutex> lk(reg.mu);
+  auto it = reg.models.find(id);
+  return it == reg.models.end() ? nullptr : it->second;
+}
+
+aclError UnknownModel(uint32_t id) {
+  return Fail(ACL_ERROR_INVALID_MODEL_ID, StrCat("modelId ", id, " is not a loaded model (never loaded or unloaded)"));
+}
+
+// Checks one dataset against the model's inputs or outputs and collects the
+// addresses.
+aclError CheckDataset(const aclmdlDataset* ds, const std::vector<IoInfo>& io, bool is_input,
+                      std::vector<void*>* ptrs) {
+  const char* what = is_input ? "input" : "output";
+  if (!ds) return NullArg(is_input ? "input" : "output");
+  if (!Datasets().Contains(ds))
+    return Fail(ACL_ERROR_INVALID_PARAM, StrCat(what, " dataset ", PtrString(ds), " is not a live aclmdlDataset"));
+  if (ds->buffers.size() != io.size())
+    return Fail(ACL_ERROR_INVALID_PARAM, StrCat("the ", what, " dataset holds ", ds->buffers.size(),
+                                                " buffers but the model has ", io.size(), " ", what, "s"));
+  auto& mem = RuntimeState().memory;
+  for (size_t i = 0; i < io.size(); ++i) {
+    const aclDataBuffer* b = ds->buffers[i];
+    if (!b || !DataBuffers().Contains(b))
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat(what, " ", i, " ('", io[i].name,
+                                                  "'): the dataset's buffer is no longer a live aclDataBuffer"));
+    bool size_ok = is_input ? b->size == io[i].bytes : b->size >= io[i].bytes;
+    if (!size_ok)
+      return Fail(ACL_ERROR_INVALID_PARAM,
+                  StrCat(what, " ", i, " ('", io[i].name, "'): buffer size is ", b->size, " bytes but the model ",
+                         is_input ? "expects exactly " : "needs at least ", io[i].bytes, " bytes"));
+    if (io[i].bytes > 0) {
+      if (!b->data)
+        return Fail(ACL_ERROR_INVALID_PARAM, StrCat(what, " ", i, " ('", io[i].name, "'): buffer address is NULL"));
+      if (!mem.Find(b->data, io[i].bytes))
+        return Fail(ACL_ERROR_INVALID_PARAM,
+                    StrCat(what, " ", i, " ('", io[i].name, "'): buffer ", PtrString(b->data), " (", io[i].bytes,
+                           " bytes) is not inside memory from aclrtMalloc or aclrtMallocHost"));
+    }
+    ptrs->push_back(b->data);
+  }
+  return ACL_SUCCESS;
+}
+
+// Validates and enqueues one execution; `*stream_out` receives the stream used.
+aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output, aclrtStream stream,
+                          std::shared_ptr<StreamObj>* stream_out) {
+  if (aclError e = RequireInit()) return e;
+  auto model = FindModel(modelId);
+  if (!model) return UnknownModel(modelId);
+  std::vector<void*> in_ptrs, out_ptrs;
+  if (aclError e = CheckDataset(input, model->inputs, true, &in_ptrs)) return e;
+  if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs)) return e;
+  if (aclError e = ResolveStream(stream, stream_out)) return e;
+  std::vector<const void*> ins(in_ptrs.begin(), in_ptrs.end());
+  model->BeginExecution();
+  (*stream_out)->queue.Enqueue(
+      [model, ins = std::move(ins), outs = std::move(out_ptrs)]() -> oc::Status {
+        oc::Status st = model->Run(ins, outs);
+        model->EndExecution();
+        return st;
+      },
+      StrCat("execution of model ", modelId));
+  return ACL_SUCCESS;
+}
+
+const IoInfo* DescEntry(const aclmdlDesc* desc, size_t index, bool input) {
+  if (!desc) {
+    Fail(ACL_ERROR_INVALID_PARAM, "argument 'modelDesc' is NULL");
+    return nullptr;
+  }
+  if (!Descs().Contains(desc)) {
+    Fail(ACL_ERROR_INVALID_PARAM, StrCat("modelDesc ", PtrString(desc), " is not a live aclmdlDesc"));
+    return nullptr;
+  }
+  const auto& v = input ? desc->inputs : desc->outputs;
+  if (index >= v.size()) {
+    Fail(ACL_ERROR_INVALID_PARAM, StrCat("index ", index, " is out of range: the model has ", v.size(), " ",
+                                         input ? "inputs" : "outputs",
+                                         desc->filled ? "" : " (the desc was not filled by aclmdlGetDesc)"));
+    return nullptr;
+  }
+  return &v[index];
+}
+
+aclError FillDims(const aclmdlDesc* desc, size_t index, aclmdlIODims* dims, bool input) {
+  if (!dims) return NullArg("dims");
+  const IoInfo* io = DescEntry(desc, index, input);
+  if (!io) return ACL_ERROR_INVALID_PARAM;
+  if (io->dims.size() > ACL_MAX_DIM_CNT)
+    return Fail(ACL_ERROR_INVALID_PARAM,
+                StrCat("tensor '", io->name, "' has rank ", io->dims.size(), " > ACL_MAX_DIM_CNT"));
+  std::memset(dims->name, 0, sizeof dims->name);
+  std::strncpy(dims->name, io->name.c_str(), ACL_MAX_TENSOR_NAME_LEN - 1);
+  dims->dimCount = io->dims.size();
+  for (size_t i = 0; i < io->dims.size(); ++i) dims->dims[i] = io->dims[i];
+  return ACL_SUCCESS;
+}
+
+aclError IndexByName(const aclmdlDesc* desc, const char* name, size_t* index, bool input) {
+  if (!desc) return NullArg("modelDesc");
+  if (!name) return NullArg("name");
+  if (!index) return NullArg("index");
+  if (!Descs().Contains(desc))
+    return Fail(ACL_ERROR_INVALID_PARAM, StrCat("modelDesc ", PtrString(desc), " is not a live aclmdlDesc"));
+  const auto& v = input ? desc->inputs : desc->outputs;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].name == name) {
+      *index = i;
+      return ACL_SUCCESS;
+    }
+  }
+  std::string names;
+  for (const auto& io : v) names += (names.empty() ? "'" : ", '") + io.name + "'";
+  return Fail(ACL_ERROR_INVALID_PARAM, StrCat("the model has no ", input ? "input" : "output", " named '", name,
+                                              "' (it has ", names.empty() ? "none" : names, ")"));
+}
+
+}  // namespace
+
+namespace oc::acl {
+void UnloadAllModels() {
+  std::map<uint32_t, std::shared_ptr<ModelObj>> all;
+  {
+    std::lock_guard<std::mutex> lk(Models().mu);
+    all.swap(Models().models);
+  }
+  for (auto& [id, m] : all) m->WaitIdle();
+}
+}  // namespace oc::acl
+
+// ---- Loading ---------------------------------------------------------------------------------
+
+aclError aclmdlLoadFromFile(const char* modelPath, uint32_t* modelId) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!modelPath) return NullArg("modelPath");
+    if (!modelId) return NullArg("modelId");
+    return BuildModel(oc::LoadOmFile(modelPath), StrCat("model file '", modelPath, "'"), nullptr, 0, nullptr, 0,
+                      false, modelId);
+  });
+}
+
+aclError aclmdlLoadFromMem(const void* model, size_t modelSize, uint32_t* modelId) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!model) return NullArg("model");
+    if (!modelId) return NullArg("modelId");
+    if (modelSize == 0) return Fail(ACL_ERROR_INVALID_PARAM, "modelSize is 0");
+    return BuildModel(oc::LoadOmMemory(model, modelSize, true), "model in memory", nullptr, 0, nullptr, 0, false,
+                      modelId);
+  });
+}
+
+aclError aclmdlLoadFromFileWithMem(const char* modelPath, uint32_t* modelId, void* workPtr, size_t workSize,
+                                   void* weightPtr, size_t weightSize) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!modelPath) return NullArg("modelPath");
+    if (!modelId) return NullArg("modelId");
+    return BuildModel(oc::LoadOmFile(modelPath), StrCat("model file '", modelPath, "'"), workPtr, workSize,
+                      weightPtr, weightSize, true, modelId);
+  });
+}
+
+aclError aclmdlLoadFromMemWithMem(const void* model, size_t modelSize, uint32_t* modelId, void* workPtr,
+                                  size_t workSize, void* weightPtr, size_t weightSize) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!model) return NullArg("model");
+    if (!modelId) return NullArg("modelId");
+    if (modelSize == 0) return Fail(ACL_ERROR_INVALID_PARAM, "modelSize is 0");
+    return BuildModel(oc::LoadOmMemory(model, modelSize, true), "model in memory", workPtr, workSize, weightPtr,
+                      weightSize, true, modelId);
+  });
+}
+
+namespace {
+aclError QuerySizes(oc::Expected<oc::OmModel> om, const std::string& origin, size_t* workSize, size_t* weightSize) {
+  if (!om.ok()) return Fail(LoadCode(om.status()), StrCat(origin, ": ", om.status().message()));
+  *workSize = om->graph->arena_size > 0 ? static_cast<size_t>(om->graph->arena_size) : 0;
+  *weightSize = static_cast<size_t>(om->weights_size);
+  return ACL_SUCCESS;
+}
+}  // namespace
+
+aclError aclmdlQuerySize(const char* fileName, size_t* workSize, size_t* weightSize) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!fileName) return NullArg("fileName");
+    if (!workSize) return NullArg("workSize");
+    if (!weightSize) return NullArg("weightSize");
+    return QuerySizes(oc::LoadOmFile(fileName), StrCat("model file '", fileName, "'"), workSize, weightSize);
+  });
+}
+
+aclError aclmdlQuerySizeFromMem(const void* model, size_t modelSize, size_t* workSize, size_t* weightSize) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!model) return NullArg("model");
+    if (!workSize) return NullArg("workSize");
+    if (!weightSize) return NullArg("weightSize");
+    if (modelSize == 0) return Fail(ACL_ERROR_INVALID_PARAM, "modelSize is 0");
+    return QuerySizes(oc::LoadOmMemory(model, modelSize, false), "model in memory", workSize, weightSize);
+  });
+}
+
+aclError aclmdlUnload(uint32_t modelId) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    std::shared_ptr<ModelObj> m;
+    {
+      ModelRegistry& reg = Models();
+      std::lock_guard<std::mutex> lk(reg.mu);
+      auto it = reg.models.find(modelId);
+      if (it == reg.models.end()) return UnknownModel(modelId);
+      m = std::move(it->second);
+      reg.models.erase(it);
+    }
+    m->WaitIdle();
+    return ACL_SUCCESS;
+  });
+}
+
+// ---- Description ---------------------------------------------------------------------------------
+
+aclmdlDesc* aclmdlCreateDesc(void) {
+  return GuardValue<aclmdlDesc*>(__func__, nullptr, [] {
+    auto* d = new aclmdlDesc();
+    Descs().Add(d);
+    return d;
+  });
+}
+
+aclError aclmdlDestroyDesc(aclmdlDesc* modelDesc) {
+  return Guard(__func__, [&]() -> aclError {
+    if (!modelDesc) return NullArg("modelDesc");
+    if (!Descs().Remove(modelDesc))
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("modelDesc ", PtrString(modelDesc),
+                                                  " is not a live aclmdlDesc (never created or already destroyed)"));
+    delete modelDesc;
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclmdlGetDesc(aclmdlDesc* modelDesc, uint32_t modelId) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!modelDesc) return NullArg("modelDesc");
+    if (!Descs().Contains(modelDesc))
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("modelDesc ", PtrString(modelDesc), " is not a live aclmdlDesc"));
+    auto m = FindModel(modelId);
+    if (!m) return UnknownModel(modelId);
+    modelDesc->model_id = modelId;
+    modelDesc->inputs = m->inputs;
+    modelDesc->outputs = m->outputs;
+    modelDesc->filled = true;
+    return ACL_SUCCESS;
+  });
+}
+
+size_t aclmdlGetNumInputs(aclmdlDesc* modelDesc) {
+  return GuardValue<size_t>(__func__, 0, [&]() -> size_t {
+    if (!modelDesc || !Descs().Contains(modelDesc)) {
+      Fail(ACL_ERROR_INVALID_PARAM, "modelDesc is NULL or not a live aclmdlDesc");
+      return 0;
+    }
+    return modelDesc->inputs.size();
+  });
+}
+
+size_t aclmdlGetNumOutputs(aclmdlDesc* modelDesc) {
+  return GuardValue<size_t>(__func__, 0, [&]() -> size_t {
+    if (!modelDesc || !Descs().Contains(modelDesc)) {
+      Fail(ACL_ERROR_INVALID_PARAM, "modelDesc is NULL or not a live aclmdlDesc");
+      return 0;
+    }
+    return modelDesc->outputs.size();
+  });
+}
+
+size_t aclmdlGetInputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<size_t>(__func__, 0, [&]() -> size_t {
+    const IoInfo* io = DescEntry(modelDesc, index, true);
+    return io ? io->bytes : 0;
+  });
+}
+
+size_t aclmdlGetOutputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<size_t>(__func__, 0, [&]() -> size_t {
+    const IoInfo* io = DescEntry(modelDesc, index, false);
+    return io ? io->bytes : 0;
+  });
+}
+
+aclError aclmdlGetInputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
+  return Guard(__func__, [&] { return FillDims(modelDesc, index, dims, true); });
+}
+
+aclError aclmdlGetOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
+  return Guard(__func__, [&] { return FillDims(modelDesc, index, dims, false); });
+}
+
+aclError aclmdlGetInputDimsV2(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
+  return Guard(__func__, [&] { return FillDims(modelDesc, index, dims, true); });
+}
+
+const char* aclmdlGetInputNameByIndex(const aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<const char*>(__func__, "", [&]() -> const char* {
+    const IoInfo* io = DescEntry(modelDesc, index, true);
+    return io ? io->name.c_str() : "";
+  });
+}
+
+const char* aclmdlGetOutputNameByIndex(const aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<const char*>(__func__, "", [&]() -> const char* {
+    const IoInfo* io = DescEntry(modelDesc, index, false);
+    return io ? io->name.c_str() : "";
+  });
+}
+
+aclFormat aclmdlGetInputFormat(const aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<aclFormat>(__func__, ACL_FORMAT_UNDEFINED, [&] {
+    const IoInfo* io = DescEntry(modelDesc, index, true);
+    return io ? io->format : ACL_FORMAT_UNDEFINED;
+  });
+}
+
+aclFormat aclmdlGetOutputFormat(const aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<aclFormat>(__func__, ACL_FORMAT_UNDEFINED, [&] {
+    const IoInfo* io = DescEntry(modelDesc, index, false);
+    return io ? io->format : ACL_FORMAT_UNDEFINED;
+  });
+}
+
+aclDataType aclmdlGetInputDataType(const aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<aclDataType>(__func__, ACL_DT_UNDEFINED, [&] {
+    const IoInfo* io = DescEntry(modelDesc, index, true);
+    return io ? io->dtype : ACL_DT_UNDEFINED;
+  });
+}
+
+aclDataType aclmdlGetOutputDataType(const aclmdlDesc* modelDesc, size_t index) {
+  return GuardValue<aclDataType>(__func__, ACL_DT_UNDEFINED, [&] {
+    const IoInfo* io = DescEntry(modelDesc, index, false);
+    return io ? io->dtype : ACL_DT_UNDEFINED;
+  });
+}
+
+aclError aclmdlGetInputIndexByName(const aclmdlDesc* modelDesc, const char* name, size_t* index) {
+  return Guard(__func__, [&] { return IndexByName(modelDesc, name, index, true); });
+}
+
+aclError aclmdlGetOutputIndexByName(const aclmdlDesc* modelDesc, const char* name, size_t* index) {
+  return Guard(__func__, [&] { return IndexByName(modelDesc, name, index, false); });
+}
+
+// ---- Datasets -------------------------------------------------------------------------------------
+
+aclmdlDataset* aclmdlCreateDataset(void) {
+  return GuardValue<aclmdlDataset*>(__func__, nullptr, [] {
+    auto* d = new aclmdlDataset();
+    Datasets().Add(d);
+    return d;
+  });
+}
+
+aclError aclmdlDestroyDataset(const aclmdlDataset* dataset) {
+  return Guard(__func__, [&]() -> aclError {
+    if (!dataset) return NullArg("dataset");
+    if (!Datasets().Remove(dataset))
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("dataset ", PtrString(dataset),
+                                                  " is not a live aclmdlDataset (never created or already destroyed)"));
+    delete dataset;
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclmdlAddDatasetBuffer(aclmdlDataset* dataset, aclDataBuffer* dataBuffer) {
+  return Guard(__func__, [&]() -> aclError {
+    if (!dataset) return NullArg("dataset");
+    if (!dataBuffer) return NullArg("dataBuffer");
+    if (!Datasets().Contains(dataset))
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("dataset ", PtrString(dataset), " is not a live aclmdlDataset"));
+    if (!DataBuffers().Contains(dataBuffer))
+      return Fail(ACL_ERROR_INVALID_PARAM,
+                  StrCat("dataBuffer ", PtrString(dataBuffer), " is not a live aclDataBuffer"));
+    dataset->buffers.push_back(dataBuffer);
+    return ACL_SUCCESS;
+  });
+}
+
+size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset* dataset) {
+  if (!dataset || !Datasets().Contains(dataset)) return 0;
+  return dataset->buffers.size();
+}
+
+aclDataBuffer* aclmdlGetDatasetBuffer(const aclmdlDataset* dataset, size_t index) {
+  if (!dataset || !Datasets().Contains(dataset) || index >= dataset->buffers.size()) return nullptr;
+  return dataset->buffers[index];
+}
+
+// ---- Execution ----------------------------------------------------------------------------------------
+
+aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output,
+                            aclrtStream stream) {
+  return Guard(__func__, [&]() -> aclError {
+    std::shared_ptr<StreamObj> s;
+    return EnqueueExecution(modelId, input, output, stream, &s);
+  });
+}
+
+aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output) {
+  return Guard(__func__, [&]() -> aclError {
+    std::shared_ptr<StreamObj> s;
+    if (aclError e = EnqueueExecution(modelId, input, output, nullptr, &s)) return e;
+    return SyncStream(*s, -1);
+  });
+}
