@@ -1,0 +1,308 @@
+// The .om writer. The reader is om_reader.cc, the JSON dump and summary are in
+// om_json.cc, shared container helpers in om_format.cc.
+//
+// ---------------------------------------------------------------------------
+// .om container, format version 1. All integers little-endian.
+//
+//   file offset  size  field
+//   0            8     magic "OCANNOM\0" (4F 43 41 4E 4E 4F 4D 00)
+//   8            4     u32 format_version (= kOmFormatVersion = 1)
+//   12           4     u32 header_size (= 128)
+//   16           4     u32 flags (none defined: must be 0)
+//   20           4     u32 body_crc: CRC-32C of file bytes [header_size, file_size)
+//   24           8     u64 fb_offset: graph section (FlatBuffer) start; multiple of 8, >= 128
+//   32           8     u64 fb_size: graph section length (>= 8)
+//   40           8     u64 blob_offset: weight blob start; multiple of 64,
+//                          >= fb_offset + fb_size
+//   48           8     u64 blob_size: weight blob length = file_size - blob_offset
+//   56           8     u64 file_size: total file length
+//   64           32    target: ASCII "x86_64-avx512" / "x86_64-avx2" / "x86_64" /
+//                          "aarch64", NUL-padded (at most 31 characters, the
+//                          rest zero); repeated from the graph section so a
+//                          wrong-target error needs no parsing
+//   96           28    reserved, zero
+//   124          4     u32 header_crc: CRC-32C of file bytes [0, 124)
+//   128          ...   graph section: a FlatBuffer (schema om_schema.fbs, root
+//                          Model, file identifier "OCOM")
+//   ...                zero padding up to blob_offset
+//   blob_offset  ...   weight blob: constant tensors, tensor attributes and
+//                          kernel-prepacked weights, each at a blob-relative
+//                          offset that is a multiple of 64 (zero padding
+//                          between entries), referenced by offset+size
+//                          from the graph section.
+//
+// CRC-32C is the Castagnoli CRC (reflected polynomial 0x82F63B78, initial
+// value and final xor 0xFFFFFFFF); CRC-32C("123456789") = 0xE3069283.
+//
+// Because the blob starts at a multiple of 64 and mmap returns page-aligned
+// memory, every weight is 64-byte aligned in place; constants of the loaded
+// graph are views into the mapping. The writer runs the full reader over its
+// output (minus the host-target check) so it never emits a file the reader
+// rejects.
+// ---------------------------------------------------------------------------
+#include "om/om_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "om/om_format.h"
+#include "om_schema_generated.h"
+
+namespace oc {
+namespace {
+
+namespace fb = ::oc::om;
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+using om_internal::kOmBlobAlign;
+
+class BlobBuilder {
+ public:
+  // Appends `n` bytes at the next multiple of 64 and returns their blob offset.
+  uint64_t Add(const void* data, size_t n) {
+    bytes_.resize((bytes_.size() + kOmBlobAlign - 1) / kOmBlobAlign * kOmBlobAlign, 0);
+    uint64_t off = bytes_.size();
+    if (n) {
+      bytes_.resize(bytes_.size() + n);
+      std::memcpy(bytes_.data() + off, data, n);
+    }
+    return off;
+  }
+  const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<uint8_t> bytes_;
+};
+
+bool Owned(const Graph& g, const Value* v) {
+  return v && v->id >= 0 && static_cast<size_t>(v->id) < g.values().size() &&
+         g.values()[v->id].get() == v;
+}
+
+Status CheckValueForWrite(const Graph& g, const Value& v) {
+  if (!IsKnownDataType(static_cast<int32_t>(v.dtype)))
+    return InvalidArgument("cannot write value '", v.name, "': dtype ", DataTypeName(v.dtype),
+                           " cannot be stored in a .om");
+  if (!v.IsStatic())
+    return FailedPrecondition("cannot write value '", v.name, "' with shape ", v.ShapeString(),
+                              ": a .om needs a static graph (run the compile pipeline first)");
+  if (!v.dim_params.empty() && v.dim_params.size() != v.shape.size())
+    return Internal("value '", v.name, "' has ", v.dim_params.size(), " dim_params for rank ",
+                    v.shape.size());
+  if (v.constant && static_cast<int64_t>(v.constant->size()) != v.ByteSize())
+    return Internal("constant '", v.name, "' has ", v.constant->size(), " bytes, shape ",
+                    v.ShapeString(), " of ", DataTypeName(v.dtype), " needs ", v.ByteSize());
+  return Status::Ok();
+}
+
+fb::ValueKind KindOf(const Graph& g, const Value& v) {
+  if (v.constant) return fb::ValueKind::Constant;
+  if (g.IsGraphInput(&v)) return fb::ValueKind::Input;
+  if (g.IsGraphOutput(&v)) return fb::ValueKind::Output;
+  return fb::ValueKind::Activation;
+}
+
+Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> StringVector(
+    FlatBufferBuilder& b, const std::vector<std::string>& strings) {
+  std::vector<Offset<flatbuffers::String>> offs;
+  offs.reserve(strings.size());
+  for (const std::string& s : strings) offs.push_back(b.CreateString(s));
+  return b.CreateVector(offs);
+}
+
+Expected<Offset<fb::Attribute>> WriteAttribute(FlatBufferBuilder& b, BlobBuilder& blob,
+                                               const Node& n, const std::string& name,
+                                               const Attribute& a) {
+  auto name_off = b.CreateString(name);
+  switch (a.kind) {
+    case Attribute::Kind::kInt:
+      return fb::CreateAttribute(b, name_off, fb::AttrKind::Int, a.i);
+    case Attribute::Kind::kFloat:
+      return fb::CreateAttribute(b, name_off, fb::AttrKind::Float, 0, a.f);
+    case Attribute::Kind::kString: {
+      auto s = b.CreateString(a.s);
+      return fb::CreateAttribute(b, name_off, fb::AttrKind::String, 0, 0.f, s);
+    }
+    case Attribute::Kind::kInts: {
+      auto v = b.CreateVector(a.ints);
+      return fb::CreateAttribute(b, name_off, fb::AttrKind::Ints, 0, 0.f, 0, v);
+    }
+    case Attribute::Kind::kFloats: {
+      auto v = b.CreateVector(a.floats);
+      return fb::CreateAttribute(b, name_off, fb::AttrKind::Floats, 0, 0.f, 0, 0, v);
+    }
+    case Attribute::Kind::kStrings: {
+      auto v = StringVector(b, a.strings);
+      return fb::CreateAttribute(b, name_off, fb::AttrKind::Strings, 0, 0.f, 0, 0, 0, v);
+    }
+    case Attribute::Kind::kTensor: {
+      if (!IsKnownDataType(static_cast<int32_t>(a.tensor_dtype)))
+        return InvalidArgument(n.Describe(), ": tensor attribute '", name, "' has dtype ",
+                               DataTypeName(a.tensor_dtype), " which a .om cannot store");
+      int64_t count = 1;
+      for (int64_t d : a.tensor_shape) {
+        if (d < 0 || __builtin_mul_overflow(count, d, &count))
+          return InvalidArgument(n.Describe(), ": tensor attribute '", name, "' has a bad shape");
+      }
+      if (static_cast<uint64_t>(count) * DataTypeSize(a.tensor_dtype) != a.tensor.size())
+        return InvalidArgument(n.Describe(), ": tensor attribute '", name, "' has ",
+                               a.tensor.size(), " bytes, its shape needs ",
+                               static_cast<uint64_t>(count) * DataTypeSize(a.tensor_dtype));
+      uint64_t off = blob.Add(a.tensor.data(), a.tensor.size());
+      auto shape = b.CreateVector(a.tensor_shape);
+      return fb::CreateAttribute(b, name_off, fb::AttrKind::Tensor, 0, 0.f, 0, 0, 0, 0,
+                                 static_cast<int32_t>(a.tensor_dtype), shape, off, a.tensor.size());
+    }
+  }
+  return Internal(n.Describe(), ": attribute '", name, "' has an unknown kind");
+}
+
+}  // namespace
+
+namespace om_internal {
+Expected<OmModel> LoadOmImpl(std::shared_ptr<const void> storage, const uint8_t* data,
+                             size_t size, bool check_target);
+}  // namespace om_internal
+
+Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
+                                           const std::vector<std::vector<uint8_t>>& prepacked,
+                                           const OmWriteOptions& options) {
+  std::string target = options.target;
+  if (target.empty() || target == "host") target = HostTarget();
+  if (!om_internal::IsKnownTarget(target) || target.size() >= om_internal::kOmTargetFieldSize)
+    return InvalidArgument("unknown .om target '", options.target,
+                           "' (expected host, x86_64, x86_64-avx2, x86_64-avx512 or aarch64)");
+  if (graph.arena_size < 0)
+    return FailedPrecondition("graph '", graph.name,
+                              "' has no memory plan (arena_size unset): run the compile pipeline");
+  if (prepacked.size() > graph.nodes().size())
+    return InvalidArgument(prepacked.size(), " prepacked entries for ", graph.nodes().size(),
+                           " nodes");
+
+  FlatBufferBuilder b(1 << 16);
+  BlobBuilder blob;
+
+  std::vector<Offset<fb::Value>> values;
+  values.reserve(graph.values().size());
+  for (size_t i = 0; i < graph.values().size(); ++i) {
+    const Value& v = *graph.values()[i];
+    if (v.id != static_cast<int>(i))
+      return Internal("value '", v.name, "' has id ", v.id, " at index ", i);
+    OC_RETURN_IF_ERROR(CheckValueForWrite(graph, v));
+    fb::ValueKind kind = KindOf(graph, v);
+    uint64_t data_off = 0, data_size = 0;
+    if (v.constant) {
+      data_size = v.constant->size();
+      data_off = blob.Add(v.constant->data(), data_size);
+    }
+    auto name = b.CreateString(v.name);
+    auto shape = b.CreateVector(v.shape);
+    Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> dim_params = 0;
+    bool any_param = false;
+    for (const std::string& p : v.dim_params) any_param |= !p.empty();
+    if (any_param) dim_params = StringVector(b, v.dim_params);
+    values.push_back(fb::CreateValue(b, name, static_cast<int32_t>(v.dtype), shape, dim_params,
+                                     kind, v.constant ? -1 : v.arena_offset, data_off, data_size));
+  }
+
+  auto index_of = [&](const Value* v, const std::string& what) -> Expected<int32_t> {
+    if (!v) return -1;
+    if (!Owned(graph, v)) return Internal(what, " refers to a value the graph does not own");
+    return static_cast<int32_t>(v->id);
+  };
+
+  std::vector<Offset<fb::Node>> nodes;
+  for (size_t ni = 0; ni < graph.nodes().size(); ++ni) {
+    const Node& n = *graph.nodes()[ni];
+    std::vector<int32_t> ins, outs;
+    for (const Value* v : n.inputs) {
+      OC_ASSIGN_OR_RETURN(int32_t idx, index_of(v, n.Describe() + " input"));
+      ins.push_back(idx);
+    }
+    for (const Value* v : n.outputs) {
+      OC_ASSIGN_OR_RETURN(int32_t idx, index_of(v, n.Describe() + " output"));
+      outs.push_back(idx);
+    }
+    std::vector<Offset<fb::Attribute>> attrs;
+    for (const auto& [name, a] : n.attrs) {
+      OC_ASSIGN_OR_RETURN(auto off, WriteAttribute(b, blob, n, name, a));
+      attrs.push_back(off);
+    }
+    uint64_t pp_off = 0, pp_size = 0;
+    if (ni < prepacked.size() && !prepacked[ni].empty()) {
+      pp_size = prepacked[ni].size();
+      pp_off = blob.Add(prepacked[ni].data(), pp_size);
+    }
+    auto name = b.CreateString(n.name);
+    auto domain = b.CreateString(n.domain);
+    auto op_type = b.CreateString(n.op_type);
+    auto in_vec = b.CreateVector(ins);
+    auto out_vec = b.CreateVector(outs);
+    auto attr_vec = b.CreateVector(attrs);
+    nodes.push_back(fb::CreateNode(b, name, domain, op_type, n.opset, in_vec, out_vec, attr_vec,
+                                   pp_off, pp_size));
+  }
+
+  std::vector<int32_t> inputs, outputs;
+  for (const Value* v : graph.inputs) {
+    if (!v) return Internal("graph input is null");
+    OC_ASSIGN_OR_RETURN(int32_t idx, index_of(v, "graph input"));
+    inputs.push_back(idx);
+  }
+  for (const Value* v : graph.outputs) {
+    if (!v) return Internal("graph output is null");
+    OC_ASSIGN_OR_RETURN(int32_t idx, index_of(v, "graph output"));
+    outputs.push_back(idx);
+  }
+
+  std::vector<Offset<fb::OpsetImport>> opsets;
+  for (const auto& [domain, version] : graph.opset_imports)
+    opsets.push_back(fb::CreateOpsetImport(b, b.CreateString(domain), version));
+  std::vector<Offset<fb::KeyValue>> meta;
+  for (const auto& [k, v] : graph.metadata)
+    meta.push_back(fb::CreateKeyValue(b, b.CreateString(k), b.CreateString(v)));
+
+  auto model = fb::CreateModel(
+      b, b.CreateString(graph.name), b.CreateString(options.producer_version),
+      b.CreateString(target), b.CreateString(options.source_framework),
+      b.CreateString(graph.producer_name), graph.ir_version, b.CreateVector(opsets),
+      b.CreateVector(meta), b.CreateVector(values), b.CreateVector(nodes), b.CreateVector(inputs),
+      b.CreateVector(outputs), graph.arena_size, graph.arena_size_no_reuse);
+  fb::FinishModelBuffer(b, model);
+
+  std::vector<uint8_t> file = om_internal::PackContainer(
+      std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), blob.bytes(), target,
+      kOmFormatVersion);
+
+  // Self-check: a file atc writes must load (on a host of its target).
+  auto check = om_internal::LoadOmImpl(nullptr, file.data(), file.size(), /*check_target=*/false);
+  if (!check.ok())
+    return check.status().WithContext(
+        StrCat("the .om written for graph '", graph.name, "' fails its own verification"));
+  return file;
+}
+
+Status WriteOmFile(const std::string& path, const Graph& graph,
+                   const std::vector<std::vector<uint8_t>>& prepacked,
+                   const OmWriteOptions& options) {
+  OC_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, SerializeOm(graph, prepacked, options));
+  // Write a sibling file and rename it so a failed write never leaves a torn .om.
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) return IoError("cannot create '", tmp, "': ", std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok) {
+    std::remove(tmp.c_str());
+    return IoError("cannot write ", bytes.size(), " bytes to '", tmp, "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    std::remove(tmp.c_str());
+    return IoError("cannot rename '", tmp, "' to '", path, "': ", std::strerror(err));
+  }
+  return Status::Ok();
+}
+
+}  // namespace oc

@@ -1,0 +1,461 @@
+// The verifying .om reader (layout: top of om_file.cc). The input is untrusted:
+// every size, offset, index, dtype and op is checked before a Graph is built,
+// and every failure is a Status naming the file offset or field at fault.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <unordered_set>
+
+#include "om/om_file.h"
+#include "om/om_format.h"
+#include "om_schema_generated.h"
+#include "ops/op_registry.h"
+
+namespace oc {
+namespace om_internal {
+namespace {
+
+namespace fb = ::oc::om;
+using flatbuffers::String;
+using flatbuffers::Vector;
+
+std::string Str(const String* s) { return s ? std::string(s->data(), s->size()) : std::string(); }
+
+// Element count and byte size of a shape, or an error on a negative dim or overflow.
+Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes,
+                  const std::string& what) {
+  int64_t count = 1;
+  if (shape) {
+    for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i) {
+      int64_t d = shape->Get(i);
+      if (d < 0)
+        return InvalidFile(what, ": dim ", i, " is ", d, " (a .om graph is static: dims must be >= 0)");
+      if (__builtin_mul_overflow(count, d, &count))
+        return InvalidFile(what, ": element count overflows at dim ", i);
+    }
+  }
+  int64_t b = 0;
+  if (__builtin_mul_overflow(count, static_cast<int64_t>(DataTypeSize(dtype)), &b))
+    return InvalidFile(what, ": byte size overflows (", count, " elements of ",
+                       DataTypeName(dtype), ")");
+  *bytes = static_cast<uint64_t>(b);
+  return Status::Ok();
+}
+
+class Reader {
+ public:
+  Reader(const uint8_t* file, const OmHeader& h, std::shared_ptr<const void> storage)
+      : file_(file), h_(h), storage_(std::move(storage)), blob_(file + h.blob_offset) {}
+
+  Expected<OmModel> Run();
+
+ private:
+  uint64_t Off(const void* p) const { return static_cast<const uint8_t*>(p) - file_; }
+  std::string ValueWhat(size_t i, const fb::Value* v) const {
+    return StrCat("value ", i, " '", Str(v->name()), "' (table at file offset ", Off(v), ")");
+  }
+  std::string NodeWhat(size_t i, const fb::Node* n) const {
+    return StrCat("node ", i, " '", Str(n->name()), "' (", Str(n->op_type()),
+                  ", table at file offset ", Off(n), ")");
+  }
+  Status CheckBlobRange(uint64_t offset, uint64_t size, const std::string& what) const {
+    if (offset % kOmBlobAlign != 0)
+      return InvalidFile(what, ": blob offset ", offset, " is not a multiple of ", kOmBlobAlign);
+    if (offset > h_.blob_size || size > h_.blob_size - offset)
+      return InvalidFile(what, ": bytes [", offset, ", +", size, ") exceed the weight blob (",
+                         h_.blob_size, " bytes at file offset ", h_.blob_offset, ")");
+    return Status::Ok();
+  }
+  Status CheckIndex(int32_t idx, bool allow_absent, const std::string& what) const {
+    if (idx == -1 && allow_absent) return Status::Ok();
+    if (idx < 0 || static_cast<size_t>(idx) >= num_values_)
+      return InvalidFile(what, ": value index ", idx, " is out of range [0, ", num_values_, ")");
+    return Status::Ok();
+  }
+  Status CheckHeaderFields();
+  Status CheckValues();
+  Status CheckGraphIO();
+  Status CheckNodes();
+  Status CheckAttribute(const fb::Attribute* a, const std::string& node_what);
+  Expected<OmModel> Build();
+
+  const uint8_t* file_;
+  OmHeader h_;
+  std::shared_ptr<const void> storage_;
+  const uint8_t* blob_;
+  const fb::Model* m_ = nullptr;
+  size_t num_values_ = 0;
+  std::vector<fb::ValueKind> kinds_;
+  std::vector<uint64_t> bytes_;
+};
+
+Status Reader::CheckHeaderFields() {
+  if (Str(m_->target()) != h_.target)
+    return InvalidFile("graph section target '", Str(m_->target()),
+                       "' differs from the header target '", h_.target, "'");
+  if (m_->arena_size() < 0)
+    return InvalidFile("arena_size ", m_->arena_size(), " is negative (model not memory-planned)");
+  if (m_->arena_size_no_reuse() < -1)
+    return InvalidFile("arena_size_no_reuse ", m_->arena_size_no_reuse(), " is invalid");
+  std::unordered_set<std::string> domains;
+  if (auto* ops = m_->opset_imports()) {
+    for (flatbuffers::uoffset_t i = 0; i < ops->size(); ++i) {
+      const fb::OpsetImport* o = ops->Get(i);
+      std::string d = CanonicalDomain(Str(o->domain()));
+      if (o->version() < 1)
+        return InvalidFile("opset_imports[", i, "] (domain '", d, "') has version ", o->version());
+      if (!domains.insert(d).second)
+        return InvalidFile("opset_imports[", i, "]: domain '", d, "' is imported twice");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Reader::CheckValues() {
+  const auto* values = m_->values();
+  num_values_ = values ? values->size() : 0;
+  kinds_.resize(num_values_);
+  bytes_.resize(num_values_);
+  std::unordered_set<std::string_view> names;
+  for (size_t i = 0; i < num_values_; ++i) {
+    const fb::Value* v = values->Get(static_cast<flatbuffers::uoffset_t>(i));
+    std::string what = ValueWhat(i, v);
+    if (v->name() && v->name()->size() &&
+        !names.insert(std::string_view(v->name()->data(), v->name()->size())).second)
+      return InvalidFile(what, ": duplicate value name");
+    if (!IsKnownDataType(v->dtype()))
+      return InvalidFile(what, ": unknown dtype code ", v->dtype());
+    DataType dtype = static_cast<DataType>(v->dtype());
+    OC_RETURN_IF_ERROR(ShapeBytes(v->shape(), dtype, &bytes_[i], what));
+    size_t rank = v->shape() ? v->shape()->size() : 0;
+    if (v->dim_params() && v->dim_params()->size() != 0 && v->dim_params()->size() != rank)
+      return InvalidFile(what, ": ", v->dim_params()->size(), " dim_params for rank ", rank);
+    fb::ValueKind kind = v->kind();
+    if (kind < fb::ValueKind::MIN || kind > fb::ValueKind::MAX)
+      return InvalidFile(what, ": unknown value kind ", static_cast<int>(kind));
+    kinds_[i] = kind;
+    if (kind == fb::ValueKind::Constant) {
+      if (v->data_size() != bytes_[i])
+        return InvalidFile(what, ": constant has ", v->data_size(), " bytes, its shape of ",
+                           DataTypeName(dtype), " needs ", bytes_[i]);
+      OC_RETURN_IF_ERROR(CheckBlobRange(v->data_offset(), v->data_size(), what));
+      if (v->arena_offset() != -1)
+        return InvalidFile(what, ": a constant cannot have an arena offset");
+    } else {
+      if (v->data_offset() != 0 || v->data_size() != 0)
+        return InvalidFile(what, ": only constants carry data");
+      int64_t off = v->arena_offset();
+      if (off < -1) return InvalidFile(what, ": arena offset ", off, " is negative");
+      if (off >= 0 && (static_cast<uint64_t>(off) > static_cast<uint64_t>(m_->arena_size()) ||
+                       bytes_[i] > static_cast<uint64_t>(m_->arena_size() - off)))
+        return InvalidFile(what, ": arena bytes [", off, ", +", bytes_[i],
+                           ") exceed arena_size ", m_->arena_size());
+    }
+  }
+  return Status::Ok();
+}
+
+Status Reader::CheckGraphIO() {
+  std::vector<bool> listed(num_values_, false);
+  size_t n_in = 0;
+  if (auto* ins = m_->inputs()) {
+    for (flatbuffers::uoffset_t i = 0; i < ins->size(); ++i) {
+      std::string what = StrCat("graph input ", i);
+      OC_RETURN_IF_ERROR(CheckIndex(ins->Get(i), false, what));
+      size_t idx = static_cast<size_t>(ins->Get(i));
+      if (kinds_[idx] != fb::ValueKind::Input)
+        return InvalidFile(what, ": value ", idx, " is not of kind Input");
+      if (listed[idx]) return InvalidFile(what, ": value ", idx, " is listed twice");
+      listed[idx] = true;
+      ++n_in;
+    }
+  }
+  size_t kind_in = 0;
+  for (fb::ValueKind k : kinds_) kind_in += k == fb::ValueKind::Input;
+  if (kind_in != n_in)
+    return InvalidFile(kind_in, " values have kind Input but the graph lists ", n_in, " inputs");
+  std::vector<bool> out_listed(num_values_, false);
+  if (auto* outs = m_->outputs()) {
+    for (flatbuffers::uoffset_t i = 0; i < outs->size(); ++i) {
+      std::string what = StrCat("graph output ", i);
+      OC_RETURN_IF_ERROR(CheckIndex(outs->Get(i), false, what));
+      size_t idx = static_cast<size_t>(outs->Get(i));
+      if (kinds_[idx] == fb::ValueKind::Activation)
+        return InvalidFile(what, ": value ", idx, " has kind Activation");
+      out_listed[idx] = true;
+    }
+  }
+  for (size_t i = 0; i < num_values_; ++i)
+    if (kinds_[i] == fb::ValueKind::Output && !out_listed[i])
+      return InvalidFile("value ", i, " has kind Output but is not a graph output");
+  return Status::Ok();
+}
+
+Status Reader::CheckAttribute(const fb::Attribute* a, const std::string& node_what) {
+  std::string what = StrCat(node_what, " attribute '", Str(a->name()), "' (table at file offset ",
+                            Off(a), ")");
+  if (!a->name() || a->name()->size() == 0) return InvalidFile(what, ": empty attribute name");
+  fb::AttrKind kind = a->kind();
+  if (kind < fb::AttrKind::MIN || kind > fb::AttrKind::MAX)
+    return InvalidFile(what, ": unknown attribute kind ", static_cast<int>(kind));
+  if (kind == fb::AttrKind::Tensor) {
+    if (!IsKnownDataType(a->tensor_dtype()))
+      return InvalidFile(what, ": unknown tensor dtype code ", a->tensor_dtype());
+    uint64_t bytes = 0;
+    OC_RETURN_IF_ERROR(ShapeBytes(a->tensor_shape(), static_cast<DataType>(a->tensor_dtype()),
+                                  &bytes, what));
+    if (bytes != a->tensor_size())
+      return InvalidFile(what, ": tensor has ", a->tensor_size(), " bytes, its shape needs ", bytes);
+    OC_RETURN_IF_ERROR(CheckBlobRange(a->tensor_offset(), a->tensor_size(), what));
+  }
+  return Status::Ok();
+}
+
+Status Reader::CheckNodes() {
+  const OpRegistry& reg = OpRegistry::Global();
+  std::vector<bool> produced(num_values_, false);
+  const auto* nodes = m_->nodes();
+  size_t nn = nodes ? nodes->size() : 0;
+  for (size_t ni = 0; ni < nn; ++ni) {
+    const fb::Node* n = nodes->Get(static_cast<flatbuffers::uoffset_t>(ni));
+    std::string what = NodeWhat(ni, n);
+    std::string op = Str(n->op_type()), domain = Str(n->domain());
+    if (op.empty()) return InvalidFile(what, ": empty op_type");
+    if (!reg.Find(domain, op, n->opset())) {
+      std::string full = domain.empty() ? op : domain + "::" + op;
+      if (reg.FindAnyVersion(domain, op))
+        return NotSupported(what, ": op ", full, " is not supported at opset ", n->opset());
+      return NotSupported(what, ": op ", full, " is not supported by this build");
+    }
+    if (auto* ins = n->inputs()) {
+      for (flatbuffers::uoffset_t k = 0; k < ins->size(); ++k) {
+        int32_t idx = ins->Get(k);
+        std::string in_what = StrCat(what, " input ", k);
+        OC_RETURN_IF_ERROR(CheckIndex(idx, true, in_what));
+        if (idx >= 0 && kinds_[idx] == fb::ValueKind::Activation &&
+            m_->values()->Get(idx)->arena_offset() < 0)
+          return InvalidFile(in_what, ": activation value ", idx, " has no arena offset");
+      }
+    }
+    if (auto* outs = n->outputs()) {
+      for (flatbuffers::uoffset_t k = 0; k < outs->size(); ++k) {
+        int32_t idx = outs->Get(k);
+        std::string out_what = StrCat(what, " output ", k);
+        OC_RETURN_IF_ERROR(CheckIndex(idx, true, out_what));
+        if (idx < 0) continue;
+        fb::ValueKind kind = kinds_[idx];
+        if (kind != fb::ValueKind::Activation && kind != fb::ValueKind::Output)
+          return InvalidFile(out_what, ": value ", idx, " is a graph input or constant");
+        if (produced[idx]) return InvalidFile(out_what, ": value ", idx, " is produced twice");
+        produced[idx] = true;
+        if (kind == fb::ValueKind::Activation && m_->values()->Get(idx)->arena_offset() < 0)
+          return InvalidFile(out_what, ": activation value ", idx, " has no arena offset");
+      }
+    }
+    if (auto* attrs = n->attributes()) {
+      std::unordered_set<std::string_view> names;
+      for (flatbuffers::uoffset_t k = 0; k < attrs->size(); ++k) {
+        const fb::Attribute* a = attrs->Get(k);
+        OC_RETURN_IF_ERROR(CheckAttribute(a, what));
+        if (!names.insert(std::string_view(a->name()->data(), a->name()->size())).second)
+          return InvalidFile(what, ": attribute '", Str(a->name()), "' appears twice");
+      }
+    }
+    OC_RETURN_IF_ERROR(
+        CheckBlobRange(n->prepacked_offset(), n->prepacked_size(), what + " prepacked weights"));
+  }
+  for (size_t i = 0; i < num_values_; ++i)
+    if (kinds_[i] == fb::ValueKind::Output && !produced[i])
+      return InvalidFile("value ", i, " has kind Output but no node produces it");
+  return Status::Ok();
+}
+
+std::vector<int64_t> Ints(const Vector<int64_t>* v) {
+  return v ? std::vector<int64_t>(v->begin(), v->end()) : std::vector<int64_t>();
+}
+
+Expected<OmModel> Reader::Build() {
+  auto g = std::make_shared<Graph>();
+  g->name = Str(m_->name());
+  g->producer_name = Str(m_->source_producer());
+  g->ir_version = m_->ir_version();
+  g->arena_size = m_->arena_size();
+  g->arena_size_no_reuse = m_->arena_size_no_reuse();
+  if (auto* ops = m_->opset_imports())
+    for (const fb::OpsetImport* o : *ops) g->opset_imports[CanonicalDomain(Str(o->domain()))] = o->version();
+  if (auto* meta = m_->metadata())
+    for (const fb::KeyValue* kv : *meta) g->metadata[Str(kv->key())] = Str(kv->value());
+
+  std::vector<Value*> vals(num_values_);
+  for (size_t i = 0; i < num_values_; ++i) {
+    const fb::Value* fv = m_->values()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    Value* v = g->AddValue(Str(fv->name()));
+    v->dtype = static_cast<DataType>(fv->dtype());
+    v->has_shape = true;
+    v->shape = Ints(fv->shape());
+    v->dim_params.assign(v->shape.size(), "");
+    if (auto* dp = fv->dim_params(); dp && dp->size() == v->shape.size())
+      for (flatbuffers::uoffset_t k = 0; k < dp->size(); ++k) v->dim_params[k] = Str(dp->Get(k));
+    v->arena_offset = fv->arena_offset();
+    if (kinds_[i] == fb::ValueKind::Constant)
+      v->constant = TensorData::View(storage_, blob_ + fv->data_offset(), fv->data_size());
+    vals[i] = v;
+  }
+  auto ref = [&](int32_t idx) { return idx < 0 ? nullptr : vals[idx]; };
+
+  OmModel out;
+  if (auto* nodes = m_->nodes()) {
+    for (const fb::Node* fn : *nodes) {
+      std::vector<Value*> ins, outs;
+      if (fn->inputs()) for (int32_t idx : *fn->inputs()) ins.push_back(ref(idx));
+      if (fn->outputs()) for (int32_t idx : *fn->outputs()) outs.push_back(ref(idx));
+      Node* n = g->AddNode(Str(fn->op_type()), Str(fn->name()), std::move(ins), std::move(outs),
+                           Str(fn->domain()));
+      n->opset = fn->opset();
+      if (auto* attrs = fn->attributes()) {
+        for (const fb::Attribute* fa : *attrs) {
+          Attribute a;
+          switch (fa->kind()) {
+            case fb::AttrKind::Int: a.kind = Attribute::Kind::kInt; a.i = fa->i(); break;
+            case fb::AttrKind::Float: a.kind = Attribute::Kind::kFloat; a.f = fa->f(); break;
+            case fb::AttrKind::String: a.kind = Attribute::Kind::kString; a.s = Str(fa->s()); break;
+            case fb::AttrKind::Ints: a.kind = Attribute::Kind::kInts; a.ints = Ints(fa->ints()); break;
+            case fb::AttrKind::Floats:
+              a.kind = Attribute::Kind::kFloats;
+              if (fa->floats()) a.floats.assign(fa->floats()->begin(), fa->floats()->end());
+              break;
+            case fb::AttrKind::Strings:
+              a.kind = Attribute::Kind::kStrings;
+              if (fa->strings()) for (const String* s : *fa->strings()) a.strings.push_back(Str(s));
+              break;
+            case fb::AttrKind::Tensor:
+              a.kind = Attribute::Kind::kTensor;
+              a.tensor_dtype = static_cast<DataType>(fa->tensor_dtype());
+              a.tensor_shape = Ints(fa->tensor_shape());
+              a.tensor = TensorData::View(storage_, blob_ + fa->tensor_offset(), fa->tensor_size());
+              break;
+          }
+          n->attrs[Str(fa->name())] = std::move(a);
+        }
+      }
+      out.prepacked.emplace_back(blob_ + fn->prepacked_offset(), fn->prepacked_size());
+    }
+  }
+  if (auto* ins = m_->inputs()) for (int32_t idx : *ins) g->inputs.push_back(vals[idx]);
+  if (auto* outs = m_->outputs()) for (int32_t idx : *outs) g->outputs.push_back(vals[idx]);
+
+  // Ordering and producer invariants (topological order, no use before definition).
+  if (Status st = g->Verify(); !st.ok())
+    return InvalidFile("graph section is inconsistent: ", st.message());
+
+  out.storage = storage_;
+  out.graph = std::move(g);
+  out.format_version = h_.format_version;
+  out.producer_version = Str(m_->producer_version());
+  out.target = h_.target;
+  out.source_framework = Str(m_->source_framework());
+  out.weights_size = h_.blob_size;
+  out.file_size = h_.file_size;
+  return out;
+}
+
+Expected<OmModel> Reader::Run() {
+  const uint8_t* fbuf = file_ + h_.fb_offset;
+  if (!fb::ModelBufferHasIdentifier(fbuf))
+    return InvalidFile("graph section at file offset ", h_.fb_offset,
+                       " lacks the FlatBuffers file identifier \"OCOM\"");
+  // Shared sub-tables could make verification revisit data; cap the work by size.
+  size_t max_tables = std::max<size_t>(1000000, h_.fb_size / 4);
+  flatbuffers::Verifier verifier(fbuf, h_.fb_size, /*max_depth=*/64, max_tables);
+  if (!fb::VerifyModelBuffer(verifier))
+    return InvalidFile("graph section (file offsets [", h_.fb_offset, ", ",
+                       h_.fb_offset + h_.fb_size, ")) fails FlatBuffers verification");
+  m_ = fb::GetModel(fbuf);
+  OC_RETURN_IF_ERROR(CheckHeaderFields());
+  OC_RETURN_IF_ERROR(CheckValues());
+  OC_RETURN_IF_ERROR(CheckGraphIO());
+  OC_RETURN_IF_ERROR(CheckNodes());
+  return Build();
+}
+
+}  // namespace
+
+Expected<OmModel> LoadOmImpl(std::shared_ptr<const void> storage, const uint8_t* data,
+                             size_t size, bool check_target) {
+  OC_ASSIGN_OR_RETURN(OmHeader h, DecodeHeader(data, size));
+  if (check_target) {
+    Status st = CheckTargetCompatible(h.target, HostTarget());
+    if (!st.ok()) return st.WithContext(StrCat("header target (file offset ", kOffTarget, ")"));
+  }
+  OC_RETURN_IF_ERROR(CheckLayout(h, size));
+  uint32_t crc = Crc32c(data + h.header_size, size - h.header_size);
+  if (crc != h.body_crc)
+    return InvalidFile("checksum mismatch: CRC-32C of file offsets [", h.header_size, ", ", size,
+                       ") is 0x", std::hex, crc, ", the header (offset ", std::dec, kOffBodyCrc,
+                       ") says 0x", std::hex, h.body_crc, std::dec,
+                       ": the file is corrupt or was modified");
+  Reader reader(data, h, std::move(storage));
+  return reader.Run();
+}
+
+}  // namespace om_internal
+
+namespace {
+
+struct AlignedDelete {
+  void operator()(const void* p) const { ::operator delete(const_cast<void*>(p), std::align_val_t(64)); }
+};
+
+}  // namespace
+
+Expected<OmModel> LoadOmMemory(const void* data, size_t size, bool copy) {
+  if (!data && size) return InvalidArgument("LoadOmMemory: data is null but size is ", size);
+  // In-place use needs 64-byte alignment for the weights; otherwise take a copy.
+  if (!copy && reinterpret_cast<uintptr_t>(data) % om_internal::kOmBlobAlign == 0) {
+    std::shared_ptr<const void> view(data, [](const void*) {});
+    return om_internal::LoadOmImpl(std::move(view), static_cast<const uint8_t*>(data), size, true);
+  }
+  void* mem = ::operator new(size ? size : 1, std::align_val_t(64), std::nothrow);
+  if (!mem) return ResourceExhausted("cannot allocate ", size, " bytes to copy the .om");
+  std::shared_ptr<const void> owned(mem, AlignedDelete());
+  if (size) std::memcpy(mem, data, size);
+  return om_internal::LoadOmImpl(std::move(owned), static_cast<const uint8_t*>(mem), size, true);
+}
+
+Expected<OmModel> LoadOmFile(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open '", path, "': ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    return IoError("cannot stat '", path, "': ", std::strerror(err));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument("'", path, "' is not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return InvalidFile("'", path, "' is empty, not a .om file");
+  }
+  void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int err = errno;
+  ::close(fd);
+  if (addr == MAP_FAILED) return IoError("cannot mmap '", path, "': ", std::strerror(err));
+  std::shared_ptr<const void> mapping(addr, [size](const void* p) {
+    ::munmap(const_cast<void*>(p), size);
+  });
+  auto model = om_internal::LoadOmImpl(mapping, static_cast<const uint8_t*>(addr), size, true);
+  if (!model.ok()) return model.status().WithContext(StrCat("while loading '", path, "'"));
+  return model;
+}
+
+}  // namespace oc
