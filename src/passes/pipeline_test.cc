@@ -95,8 +95,32 @@ std::vector<float> RunGraph(std::shared_ptr<Graph> g, const std::vector<float>& 
   return out;
 }
 
-// Conv + BN + residual Add + Relu, compiled with and without the optimising
-// passes: both executables must agree.
+// Compiles two copies of a graph, with and without the optimising passes, runs
+// both on the same input and requires the same result.
+void ExpectFusionPreservesResults(std::shared_ptr<Graph> (*build)(), size_t input_elems,
+                                  size_t max_fused_nodes) {
+  auto plain = build();
+  auto fused = build();
+  CompileOptions off;
+  off.fuse = false;
+  off.verify_each_pass = true;
+  Status st = RunPipeline(*plain, off);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  CompileOptions on;
+  on.verify_each_pass = true;
+  st = RunPipeline(*fused, on);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_LE(fused->nodes().size(), max_fused_nodes) << fused->Dump();
+  EXPECT_LT(fused->nodes().size(), plain->nodes().size());
+  auto input = Pattern(input_elems, -1, 1, 7);
+  auto a = RunGraph(plain, input);
+  auto b = RunGraph(fused, input);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f) << i;
+}
+
+// Conv + BN + residual Add (+ Relu): one FusedConv after the pipeline.
+template <bool kRelu>
 std::shared_ptr<Graph> ResidualBlock() {
   auto g = std::make_shared<Graph>();
   g->opset_imports[""] = 17;
@@ -104,7 +128,6 @@ std::shared_ptr<Graph> ResidualBlock() {
   Value* c = g->AddValue("c");
   Value* n = g->AddValue("n");
   Value* s = g->AddValue("s");
-  Value* y = g->AddValue("y");
   g->inputs = {x};
   Node* conv = g->AddNode("Conv", "conv",
                           {x, Const<float>(*g, "W", {4, 4, 3, 3}, Pattern(144, -0.5f, 0.5f, 1)),
@@ -118,31 +141,63 @@ std::shared_ptr<Graph> ResidualBlock() {
               Const<float>(*g, "var", {4}, Pattern(4, 0.5f, 1.5f, 6))},
              {n});
   g->AddNode("Add", "add", {n, x}, {s});
-  g->AddNode("Relu", "relu", {s}, {y});
-  g->outputs = {y};
+  if (kRelu) {
+    Value* y = g->AddValue("y");
+    g->AddNode("Relu", "relu", {s}, {y});
+    g->outputs = {y};
+  } else {
+    g->outputs = {s};
+  }
   return g;
 }
 
-TEST(PassPipeline, OptimisedAndPlainCompilesAgreeNumerically) {
-  for (const char* op : {"Conv", "BatchNormalization", "Add", "Relu"}) {
-    if (!testing::Registered(op)) GTEST_SKIP() << "op " << op << " is not registered yet";
+// MatMul + bias Add (+ Gelu): one FusedMatMul after the pipeline.
+template <bool kGelu>
+std::shared_ptr<Graph> DenseLayer() {
+  auto g = std::make_shared<Graph>();
+  g->opset_imports[""] = 20;
+  Value* x = Tensor(*g, "x", {2, 3, 8});
+  Value* m = g->AddValue("m");
+  Value* s = g->AddValue("s");
+  g->inputs = {x};
+  g->AddNode("MatMul", "mm", {x, Const<float>(*g, "W", {8, 5}, Pattern(40, -0.5f, 0.5f, 1))}, {m});
+  g->AddNode("Add", "bias", {m, Const<float>(*g, "b", {5}, Pattern(5, -0.5f, 0.5f, 2))}, {s});
+  if (kGelu) {
+    Value* y = g->AddValue("y");
+    g->AddNode("Gelu", "gelu", {s}, {y});
+    g->outputs = {y};
+  } else {
+    g->outputs = {s};
   }
-  auto plain = ResidualBlock();
-  auto fused = ResidualBlock();
-  CompileOptions off;
-  off.fuse = false;
-  off.verify_each_pass = true;
-  ASSERT_TRUE(RunPipeline(*plain, off).ok());
-  CompileOptions on;
-  on.verify_each_pass = true;
-  Status st = RunPipeline(*fused, on);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  EXPECT_LT(fused->nodes().size(), plain->nodes().size());
-  auto input = Pattern(144, -1, 1, 7);
-  auto a = RunGraph(plain, input);
-  auto b = RunGraph(fused, input);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f) << i;
+  return g;
+}
+
+#define OC_REQUIRE_OPS(...)                                                          \
+  for (const char* op : {__VA_ARGS__})                                               \
+    if (!testing::Registered(op)) GTEST_SKIP() << "op " << op << " is not registered yet";
+
+TEST(PassPipeline, ConvBnResidualFusionKeepsResults) {
+  OC_REQUIRE_OPS("Conv", "BatchNormalization", "Add");
+  OC_REQUIRE_OP("FusedConv", kOpenCannDomain);
+  ExpectFusionPreservesResults(&ResidualBlock<false>, 144, 1);
+}
+
+TEST(PassPipeline, ConvBnResidualReluFusionKeepsResults) {
+  OC_REQUIRE_OPS("Conv", "BatchNormalization", "Add", "Relu");
+  OC_REQUIRE_OP("FusedConv", kOpenCannDomain);
+  ExpectFusionPreservesResults(&ResidualBlock<true>, 144, 1);
+}
+
+TEST(PassPipeline, MatMulBiasFusionKeepsResults) {
+  OC_REQUIRE_OPS("MatMul", "Add");
+  OC_REQUIRE_OP("FusedMatMul", kOpenCannDomain);
+  ExpectFusionPreservesResults(&DenseLayer<false>, 48, 1);
+}
+
+TEST(PassPipeline, MatMulBiasGeluFusionKeepsResults) {
+  OC_REQUIRE_OPS("MatMul", "Add", "Gelu");
+  OC_REQUIRE_OP("FusedMatMul", kOpenCannDomain);
+  ExpectFusionPreservesResults(&DenseLayer<true>, 48, 1);
 }
 
 }  // namespace
