@@ -453,6 +453,47 @@ TEST(OnnxParser, RejectsEveryTruncationOfAValidModel) {
   EXPECT_GT(failures, static_cast<int>(bytes.size()) * 9 / 10);
 }
 
+// A poor man's fuzzer: random byte edits of a model that uses most of the
+// format (initializers, a Constant node, attributes, value_info, symbolic dims).
+// Any result is fine except a crash or a hang.
+TEST(OnnxParser, SurvivesRandomByteEdits) {
+  onnx::ModelProto m = MakeModel();
+  AddInput(m, "x", {"batch", "4"});
+  *m.mutable_graph()->add_initializer() = FloatTensor("w", {4}, {1, 2, 3, 4});
+  auto* c = AddNode(m, "Constant", {}, {"k"}, "konst");
+  auto* a = c->add_attribute();
+  a->set_name("value_ints");
+  a->set_type(onnx::AttributeProto::INTS);
+  a->add_ints(3);
+  auto* d = AddNode(m, "Dropout", {"x"}, {"y", "mask"}, "drop");
+  auto* ratio = d->add_attribute();
+  ratio->set_name("seed");
+  ratio->set_type(onnx::AttributeProto::INT);
+  ratio->set_i(1);
+  AddNode(m, "Identity", {"w"}, {"w_out"}, "wid");
+  AddNode(m, "Identity", {"k"}, {"k_out"}, "kid");
+  SetTensorType(m.mutable_graph()->add_value_info(), onnx::TensorProto::FLOAT, {"batch", "4"});
+  m.mutable_graph()->mutable_value_info(0)->set_name("y");
+  AddOutput(m, "y");
+  AddOutput(m, "w_out");
+  AddOutput(m, "k_out");
+  const std::string bytes = m.SerializeAsString();
+  ASSERT_TRUE(ParseOnnxBytes(bytes.data(), bytes.size(), "", {}).ok());
+  std::mt19937 rng(7);
+  int ok = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string mutated = bytes;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) mutated[rng() % mutated.size()] = static_cast<char>(rng());
+    auto g = ParseOnnxBytes(mutated.data(), mutated.size(), "", {});
+    if (g.ok()) {
+      ++ok;
+      EXPECT_TRUE((*g)->Verify().ok());
+    }
+  }
+  SUCCEED() << ok << " of 3000 mutated models still parsed";
+}
+
 TEST(OnnxParser, ParseOnnxFileReportsMissingAndEmptyFiles) {
   TempDir dir;
   auto missing = ParseOnnxFile((dir.path() / "nope.onnx").string(), {});
