@@ -14,6 +14,7 @@
 namespace oc {
 namespace {
 
+using ew::BinaryStep;
 using ew::BroadcastPlan;
 
 template <typename T>
@@ -100,37 +101,6 @@ struct ShrOp {
   template <typename T> T operator()(T a, T b) const {
     return b >= T(sizeof(T) * 8) ? T(0) : static_cast<T>(a >> b);
   }
-};
-
-template <int SA, int SB, typename TA, typename TB, typename TO, typename Op>
-void BinaryLoop(const TA* a, const TB* b, TO* o, int64_t n) {
-  Op op;
-  for (int64_t i = 0; i < n; ++i) o[i] = op(a[i * SA], b[i * SB]);
-}
-
-// One broadcast binary step: o = op(a, b) over `plan`.
-template <typename TA, typename TB, typename TO, typename Op>
-class BinaryStep {
- public:
-  explicit BinaryStep(BroadcastPlan plan) : plan_(std::move(plan)) {
-    int sa = plan_.inner_stride[0], sb = plan_.inner_stride[1];
-    if (sa && sb) loop_ = BinaryLoop<1, 1, TA, TB, TO, Op>;
-    else if (sa) loop_ = BinaryLoop<1, 0, TA, TB, TO, Op>;
-    else if (sb) loop_ = BinaryLoop<0, 1, TA, TB, TO, Op>;
-    else loop_ = BinaryLoop<0, 0, TA, TB, TO, Op>;
-  }
-  void Run(const TA* a, const TB* b, TO* o, ThreadPool& pool) const {
-    pool.ParallelFor(plan_.total, ew::kGrain, [&](int64_t begin, int64_t end) {
-      ew::ForEachRun(plan_, begin, end, [&](int64_t oo, const int64_t* off, int64_t len) {
-        loop_(a + off[0], b + off[1], o + oo, len);
-      });
-    });
-  }
-  const BroadcastPlan& plan() const { return plan_; }
-
- private:
-  BroadcastPlan plan_;
-  void (*loop_)(const TA*, const TB*, TO*, int64_t) = nullptr;
 };
 
 template <typename T>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "graph/graph.h"
 
 namespace oc::ew {
@@ -84,6 +85,37 @@ void ForEachRun(const BroadcastPlan& p, int64_t begin, int64_t end, Fn&& fn) {
     }
   }
 }
+
+template <int SA, int SB, typename TA, typename TB, typename TO, typename Op>
+void BinaryLoop(const TA* a, const TB* b, TO* o, int64_t n) {
+  Op op;
+  for (int64_t i = 0; i < n; ++i) o[i] = op(a[i * SA], b[i * SB]);
+}
+
+// One broadcast binary step: o = op(a, b) over `plan`.
+template <typename TA, typename TB, typename TO, typename Op>
+class BinaryStep {
+ public:
+  explicit BinaryStep(BroadcastPlan plan) : plan_(std::move(plan)) {
+    int sa = plan_.inner_stride[0], sb = plan_.inner_stride[1];
+    if (sa && sb) loop_ = BinaryLoop<1, 1, TA, TB, TO, Op>;
+    else if (sa) loop_ = BinaryLoop<1, 0, TA, TB, TO, Op>;
+    else if (sb) loop_ = BinaryLoop<0, 1, TA, TB, TO, Op>;
+    else loop_ = BinaryLoop<0, 0, TA, TB, TO, Op>;
+  }
+  void Run(const TA* a, const TB* b, TO* o, ThreadPool& pool) const {
+    pool.ParallelFor(plan_.total, kGrain, [&](int64_t begin, int64_t end) {
+      ForEachRun(plan_, begin, end, [&](int64_t oo, const int64_t* off, int64_t len) {
+        loop_(a + off[0], b + off[1], o + oo, len);
+      });
+    });
+  }
+  const BroadcastPlan& plan() const { return plan_; }
+
+ private:
+  BroadcastPlan plan_;
+  void (*loop_)(const TA*, const TB*, TO*, int64_t) = nullptr;
+};
 
 // Broadcast of all present inputs' shapes; error names the node.
 Expected<std::vector<int64_t>> BroadcastAll(const Node& node);
