@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 
+#include "executor/executable.h"
 #include "om/om_format.h"
 #include "om/om_test_util.h"
 
@@ -174,6 +175,42 @@ TEST(OmFileTest, MemoryRoundTripKeepsEverything) {
   // The copy is private: clobbering the caller's bytes changes nothing.
   std::fill(bytes->begin(), bytes->end(), 0);
   EXPECT_EQ(m->graph->FindValue("w")->constant->as<float>()[7], 8.f);
+}
+
+TEST(OmFileTest, LoadedModelExecutesWithWeightsInPlace) {
+  auto g = std::make_shared<Graph>();
+  g->opset_imports = {{"", 17}};
+  Value* x = AddActivation(*g, "x", DataType::kFloat32, {2, 3}, -1);
+  Value* w = g->AddConstant("w", DataType::kFloat32, {2, 3}, MakeData<float>({6, 5, 4, 3, 2, 1}));
+  Value* a = AddActivation(*g, "a", DataType::kFloat32, {2, 3}, 0);
+  Value* y = AddActivation(*g, "y", DataType::kFloat32, {2, 3}, -1);
+  Value* mask = AddActivation(*g, "mask", DataType::kBool, {2, 3}, -1);
+  Value* z = AddActivation(*g, "z", DataType::kFloat32, {2, 3}, -1);
+  g->inputs = {x};
+  g->AddNode("Identity", "copy", {x}, {a});
+  g->AddNode("Dropout", "drop", {a}, {y, mask});
+  g->AddNode("Identity", "weights", {w}, {z});
+  g->outputs = {y, mask, z};
+  g->arena_size = 64;
+  g->arena_size_no_reuse = 24;
+  auto bytes = SerializeOm(*g, {}, TestOptions());
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  auto m = LoadOmMemory(bytes->data(), bytes->size());
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  auto exe = Executable::Create(m->graph, m->prepacked);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  auto ctx = (*exe)->NewContext();
+  ASSERT_TRUE(ctx.ok());
+  float in[6] = {1, -2, 3.5f, 0, 1e30f, -0.f};
+  float out_y[6] = {}, out_z[6] = {};
+  uint8_t out_mask[6] = {};
+  const void* ins[] = {in};
+  void* outs[] = {out_y, out_mask, out_z};
+  ASSERT_TRUE((*exe)->Run(**ctx, ins, outs, ThreadPool::Global()).ok());
+  EXPECT_EQ(std::memcmp(out_y, in, sizeof(in)), 0);  // inference Dropout is identity
+  for (uint8_t b : out_mask) EXPECT_EQ(b, 1);
+  const float expect_z[6] = {6, 5, 4, 3, 2, 1};
+  EXPECT_EQ(std::memcmp(out_z, expect_z, sizeof(expect_z)), 0);
 }
 
 TEST(OmFileTest, SerializationIsDeterministic) {
