@@ -4,6 +4,8 @@
 // is not consulted here (each benchmark uses its own pool).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <random>
 #include <vector>
 
@@ -49,13 +51,18 @@ void BM_Sgemm(benchmark::State& st) {
     pb = PackedOperand::Make(*uk, PackedSide::kB, b.data(), g.ldb, tb, n, k, {});
     g.packed_b = pb.data();
   }
+  double best = 1e30;
   for (auto _ : st) {
+    auto t0 = std::chrono::steady_clock::now();
     plan.Run(g, &pool);
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   st.counters["GFLOP/s"] = benchmark::Counter(2.0 * m * n * k, benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
+  // On a shared machine the fastest iteration is the one least disturbed.
+  st.counters["best_GFLOP/s"] = 2.0 * m * n * k / best * 1e-9;
   st.SetLabel(uk->name);
 }
 
@@ -83,19 +90,35 @@ BENCHMARK(BM_Sgemm)->Apply(Shapes)->UseRealTime()->MinTime(0.3);
 
 #if defined(__x86_64__)
 // Back-to-back independent FMAs: the single-core peak the GEMM is measured against.
-__attribute__((target("avx512f"))) void BM_PeakAvx512Fma(benchmark::State& st) {
-  __m512 acc[16];
-  for (int i = 0; i < 16; ++i) acc[i] = _mm512_set1_ps(float(i));
+__attribute__((target("avx512f,fma"))) void BM_PeakAvx512Fma(benchmark::State& st) {
+  // 12 independent chains in named registers (an array would live in memory).
+  // Distinct starting values, or the compiler folds identical chains into one.
+  __m512 a0 = _mm512_set1_ps(0.f), a1 = _mm512_set1_ps(1.f), a2 = _mm512_set1_ps(2.f),
+         a3 = _mm512_set1_ps(3.f), a4 = _mm512_set1_ps(4.f), a5 = _mm512_set1_ps(5.f),
+         a6 = _mm512_set1_ps(6.f), a7 = _mm512_set1_ps(7.f), a8 = _mm512_set1_ps(8.f),
+         a9 = _mm512_set1_ps(9.f), a10 = _mm512_set1_ps(10.f), a11 = _mm512_set1_ps(11.f);
   const __m512 x = _mm512_set1_ps(0.999f), y = _mm512_set1_ps(0.001f);
+  double best = 1e30;
   for (auto _ : st) {
-    for (int r = 0; r < 1000; ++r)
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
-    for (int i = 0; i < 16; ++i) benchmark::DoNotOptimize(acc[i]);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < 1000; ++r) {
+      a0 = _mm512_fmadd_ps(a0, x, y); a1 = _mm512_fmadd_ps(a1, x, y); a2 = _mm512_fmadd_ps(a2, x, y);
+      a3 = _mm512_fmadd_ps(a3, x, y); a4 = _mm512_fmadd_ps(a4, x, y); a5 = _mm512_fmadd_ps(a5, x, y);
+      a6 = _mm512_fmadd_ps(a6, x, y); a7 = _mm512_fmadd_ps(a7, x, y); a8 = _mm512_fmadd_ps(a8, x, y);
+      a9 = _mm512_fmadd_ps(a9, x, y); a10 = _mm512_fmadd_ps(a10, x, y); a11 = _mm512_fmadd_ps(a11, x, y);
+    }
+    benchmark::DoNotOptimize(a0), benchmark::DoNotOptimize(a5), benchmark::DoNotOptimize(a11);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  st.counters["GFLOP/s"] = benchmark::Counter(1000.0 * 16 * 32, benchmark::Counter::kIsIterationInvariantRate,
+  __m512 sum = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
+                             _mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)));
+  sum = _mm512_add_ps(sum, _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11)));
+  benchmark::DoNotOptimize(sum);
+  st.counters["GFLOP/s"] = benchmark::Counter(1000.0 * 12 * 32, benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
+  st.counters["best_GFLOP/s"] = 1000.0 * 12 * 32 / best * 1e-9;
 }
-BENCHMARK(BM_PeakAvx512Fma);
+BENCHMARK(BM_PeakAvx512Fma)->UseRealTime();
 #endif
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 namespace oc::gemm {
 
-#define OC_GEMM_UKERNEL(name, isa, mr, nr, kc, mc, nc)                                    \
+#define OC_GEMM_UKERNEL(name, isa, mr, nr, kc, mc, nc, pack_a)                            \
   void name(int64_t kc_, const float* a, const float* b, float* c, int64_t ldc, int64_t m, \
             int64_t n, float alpha, float beta);
 #include "ops/cpu/gemm_ukernels.inc"
@@ -17,7 +17,8 @@ namespace oc::gemm {
 
 namespace {
 constexpr GemmUkernel kUkernels[] = {
-#define OC_GEMM_UKERNEL(name, isa, mr, nr, kc, mc, nc) {#name, Isa::isa, mr, nr, kc, mc, nc, name},
+#define OC_GEMM_UKERNEL(name, isa, mr, nr, kc, mc, nc, pack_a) \
+  {#name, Isa::isa, mr, nr, kc, mc, nc, name, pack_a},
 #include "ops/cpu/gemm_ukernels.inc"
 #undef OC_GEMM_UKERNEL
 };
@@ -71,6 +72,8 @@ void PackA(const GemmUkernel& uk, const float* a, int64_t lda, bool trans_a, int
         for (int64_t i = 0; i < rows; ++i) d[i] = src[i];
         for (int64_t i = rows; i < mr; ++i) d[i] = 0.f;
       }
+    } else if (uk.pack_a) {
+      uk.pack_a(a + i0 * lda, lda, rows, k, dst);
     } else {
       for (int64_t i = 0; i < rows; ++i) {
         const float* src = a + (i0 + i) * lda;
@@ -82,12 +85,25 @@ void PackA(const GemmUkernel& uk, const float* a, int64_t lda, bool trans_a, int
   }
 }
 
+namespace {
+// Full-width rows of non-transposed B: a fixed-size copy the compiler inlines
+// (a memcpy call per 32..128-byte row costs more than the copy).
+template <int NR>
+void PackBRows(const float* b, int64_t ldb, int64_t k, float* dst) {
+  for (int64_t p = 0; p < k; ++p) std::memcpy(dst + p * NR, b + p * ldb, sizeof(float) * NR);
+}
+}  // namespace
+
 void PackB(const GemmUkernel& uk, const float* b, int64_t ldb, bool trans_b, int64_t n, int64_t k,
            float* dst) {
   const int nr = uk.nr;
   for (int64_t j0 = 0; j0 < n; j0 += nr, dst += k * nr) {
     const int64_t cols = std::min<int64_t>(nr, n - j0);
-    if (!trans_b) {
+    if (!trans_b && cols == nr && (nr == 32 || nr == 16 || nr == 8)) {
+      if (nr == 32) PackBRows<32>(b + j0, ldb, k, dst);
+      else if (nr == 16) PackBRows<16>(b + j0, ldb, k, dst);
+      else PackBRows<8>(b + j0, ldb, k, dst);
+    } else if (!trans_b) {
       for (int64_t p = 0; p < k; ++p) {
         const float* src = b + p * ldb + j0;
         float* d = dst + p * nr;

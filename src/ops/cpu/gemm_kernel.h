@@ -39,13 +39,22 @@ namespace oc::gemm {
 using GemmUkernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                int64_t m, int64_t n, float alpha, float beta);
 
+// Packs one MR-row panel of row-major A: dst[p*MR + i] = a[i*lda + p] for
+// i < rows (<= MR), zero for rows..MR-1, p < k.
+using PackAPanelFn = void (*)(const float* a, int64_t lda, int64_t rows, int64_t k, float* dst);
+
 struct GemmUkernel {
   const char* name;  // f32_gemm_<MR>x<NR>_<isa>
   Isa isa;
   int mr, nr;
   int kc, mc, nc;    // cache blocking: multiples of mr/nr where it matters
   GemmUkernelFn fn;
+  PackAPanelFn pack_a;  // ISA-specific packer for non-transposed A, or nullptr
 };
+
+#if defined(__x86_64__) || defined(_M_X64)
+void f32_packa_14_avx512(const float* a, int64_t lda, int64_t rows, int64_t k, float* dst);
+#endif
 
 // Micro-kernels compiled into this build (declared by gemm_ukernels.inc).
 std::span<const GemmUkernel> AllUkernels();

@@ -137,6 +137,22 @@ TEST(GemmUkernel, DirectCallMatchesContract) {
   }
 }
 
+TEST(GemmUkernel, IsaPackersMatchReferenceLayout) {
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    if (!uk->pack_a) continue;
+    for (int64_t rows = 1; rows <= uk->mr; ++rows)
+      for (int64_t k : {1, 15, 16, 17, 40}) {
+        const int64_t lda = k + 3;
+        auto a = Random(rows * lda, 16);
+        std::vector<float> got(uk->mr * k, -7.f), want(uk->mr * k, 0.f);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t p = 0; p < k; ++p) want[p * uk->mr + i] = a[i * lda + p];
+        uk->pack_a(a.data(), lda, rows, k, got.data());
+        EXPECT_EQ(got, want) << uk->name << " rows=" << rows << " k=" << k;
+      }
+  }
+}
+
 TEST(GemmDriver, TransposesAlphaBetaLargeSizes) {
   ThreadPool pool(3);
   for (const GemmUkernel* uk : RunnableUkernels()) {

@@ -4,6 +4,8 @@
 // zero padding of packed A and not stored.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "ops/cpu/gemm_kernel.h"
 
 namespace oc::gemm {
@@ -48,6 +50,12 @@ inline void Store14x32(const __m512* c0, const __m512* c1, float* c, int64_t ldc
 void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                            int64_t m, int64_t n, float alpha, float beta) {
   __m512 c0[14], c1[14];
+  // Start pulling the C tile in now; its rows are ldc apart and would
+  // otherwise miss one by one in the store loop.
+  for (int64_t i = 0; i < m; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+  }
 #pragma GCC unroll 14
   for (int i = 0; i < 14; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; ++k) {
@@ -65,6 +73,51 @@ void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c,
   }
   if (beta == 0.f) Store14x32<false>(c0, c1, c, ldc, m, n, alpha, beta);
   else Store14x32<true>(c0, c1, c, ldc, m, n, alpha, beta);
+}
+
+// Packs a 14-row A panel from row-major A (rows <= 14, zero rows after them):
+// 16 columns at a time, 16x16 register transposes (rows 14, 15 are zero and
+// not stored), so reads and writes are both contiguous.
+void f32_packa_14_avx512(const float* a, int64_t lda, int64_t rows, int64_t k, float* dst) {
+  const __mmask16 store_mask = 0x3FFF;
+  for (int64_t p0 = 0; p0 < k; p0 += 16) {
+    const int64_t cols = std::min<int64_t>(16, k - p0);
+    const __mmask16 lm = cols == 16 ? __mmask16(0xFFFF) : __mmask16((1u << cols) - 1);
+    __m512 r[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i)
+      r[i] = i < rows ? _mm512_maskz_loadu_ps(lm, a + i * lda + p0) : _mm512_setzero_ps();
+    __m512 t[16], u[16];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+      t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; ++i) {
+      u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+      u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+      u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+      u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+    }
+    // u[4i + j], 128-bit lane L, holds rows 4i..4i+3 of column 4L + j.
+    __m512 out[16];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m512 v = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
+      const __m512 w = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+      const __m512 v2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+      const __m512 w2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+      out[j] = _mm512_shuffle_f32x4(v, v2, 0x88);
+      out[8 + j] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+      out[4 + j] = _mm512_shuffle_f32x4(w, w2, 0x88);
+      out[12 + j] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+    }
+    float* d = dst + p0 * 14;
+#pragma GCC unroll 16
+    for (int p = 0; p < 16; ++p)
+      if (p < cols) _mm512_mask_storeu_ps(d + p * 14, store_mask, out[p]);
+  }
 }
 
 }  // namespace oc::gemm
