@@ -4,8 +4,10 @@
 //   MatMul + Add(constant bias along the last dim)   -> FusedMatMul(A, B, bias)
 //   Conv + Add(tensor of the output's shape)         -> FusedConv(X, W, B, Z)
 //   Conv/Gemm/MatMul/Fused* + activation             -> Fused* with "activation"
+//     (activation ops, or exact GELU spelled with Erf as pre-opset-20 exporters do)
 // A value is fused away only when the fused node is its sole reader and it is not
 // a graph output, so no one else can observe the intermediate.
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -48,13 +50,74 @@ struct Fuser {
   }
 
   // `node` takes over `absorbed`'s output; `absorbed` goes away.
-  void Absorb(Node& node, Node& absorbed) {
+  void Absorb(Node& node, Node& absorbed) { AbsorbAll(node, {&absorbed}, absorbed.output(0)); }
+
+  // `node` now writes `new_out`, which the removed `absorbed` nodes computed.
+  void AbsorbAll(Node& node, const std::vector<Node*>& absorbed, Value* new_out) {
     Value* old_out = node.outputs[0];
-    Value* new_out = absorbed.output(0);
-    graph.RemoveNode(&absorbed);
+    for (Node* n : absorbed) graph.RemoveNode(n);
     node.outputs[0] = new_out;
     new_out->producer = &node;
     old_out->producer = nullptr;
+  }
+
+  static bool IsScalar(const Value* v, float want) {
+    auto f = ConstFloats(v);
+    return f && f->size() == 1 && std::fabs((*f)[0] - want) <= 1e-3f * std::fabs(want);
+  }
+  // The operand of binary `n` that is not `v` when `n` is `op`(v, other) in
+  // either order (for Div only the first position is allowed for `v`).
+  static Value* BinaryOther(const Node* n, const char* op, const Value* v) {
+    if (!n || !IsOnnx(*n, op) || n->inputs.size() != 2) return nullptr;
+    if (n->inputs[0] == v) return n->inputs[1];
+    if (n->inputs[1] == v && std::string(op) != "Div") return n->inputs[0];
+    return nullptr;
+  }
+
+  // Exporters before opset 20 write exact GELU as 0.5 * y * (1 + erf(y / sqrt2))
+  // in one of three association orders. Returns the nodes of the pattern and
+  // its result when `y` feeds exactly that pattern and nothing else.
+  bool MatchErfGelu(Value* y, std::vector<Node*>* nodes, Value** result) const {
+    if (graph.IsGraphOutput(y) || CountUses(graph, y) != 2) return false;
+    auto readers = graph.Consumers(y);
+    if (readers.size() != 2) return false;
+    for (int scale_idx = 0; scale_idx < 2; ++scale_idx) {
+      Node* scale = readers[scale_idx];
+      Node* mul_y = readers[1 - scale_idx];
+      const bool by_div = IsScalar(BinaryOther(scale, "Div", y), 1.41421356f);
+      const bool by_mul = IsScalar(BinaryOther(scale, "Mul", y), 0.70710678f);
+      if (!by_div && !by_mul) continue;
+      Node* erf = SoleReader(scale->output(0));
+      if (!erf || !IsOnnx(*erf, "Erf")) return false;
+      Node* plus1 = SoleReader(erf->output(0));
+      if (!plus1 || !IsScalar(BinaryOther(plus1, "Add", erf->output(0)), 1.f)) return false;
+      Value* t = plus1->output(0);  // 1 + erf(y / sqrt2)
+      Node* next = SoleReader(t);
+      Node* last = nullptr;
+      if (BinaryOther(mul_y, "Mul", y) == t) {
+        // (y * t) * 0.5
+        last = SoleReader(mul_y->output(0));
+        if (!IsScalar(BinaryOther(last, "Mul", mul_y->output(0)), 0.5f)) return false;
+      } else if (IsScalar(BinaryOther(mul_y, "Mul", y), 0.5f)) {
+        // (y * 0.5) * t
+        if (next != SoleReader(mul_y->output(0)) || BinaryOther(next, "Mul", t) != mul_y->output(0))
+          return false;
+        last = next;
+      } else if (next && IsScalar(BinaryOther(next, "Mul", t), 0.5f)) {
+        // y * (t * 0.5)
+        if (BinaryOther(mul_y, "Mul", y) != next->output(0) || SoleReader(next->output(0)) != mul_y)
+          return false;
+        last = mul_y;
+        mul_y = next;
+      } else {
+        return false;
+      }
+      if (!last || !IsF32(last->output(0))) return false;
+      *nodes = {scale, erf, plus1, mul_y, last};
+      *result = last->output(0);
+      return true;
+    }
+    return false;
   }
 
   static bool IsOnnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
@@ -148,8 +211,17 @@ struct Fuser {
     const char* fused = FusedNameFor(node);
     if (!fused || !Available(fused) || !node.GetString("activation", "").empty()) return;
     Value* y = node.output(0);
+    if (!IsF32(y)) return;
+    std::vector<Node*> gelu_nodes;
+    Value* gelu_out = nullptr;
+    if (MatchErfGelu(y, &gelu_nodes, &gelu_out)) {
+      MakeFused(node, fused);
+      node.SetString("activation", "Gelu");
+      AbsorbAll(node, gelu_nodes, gelu_out);
+      return;
+    }
     Node* act = SoleReader(y);
-    if (!act || act->input(0) != y || !IsF32(y) || !IsF32(act->output(0))) return;
+    if (!act || act->input(0) != y || !IsF32(act->output(0))) return;
     auto a = ActivationOf(*act);
     if (!a) return;
     MakeFused(node, fused);

@@ -228,5 +228,73 @@ TEST(PassFuseBiasActivation, DisabledByOptionAndWithoutKernels) {
   EXPECT_EQ(g.nodes().size(), have_kernel ? 1u : 2u);
 }
 
+// 0.5 * h * (1 + erf(h / sqrt2)) in the three association orders exporters use.
+TEST(PassFuseBiasActivation, ErfGeluPatternsFuseAsGelu) {
+  for (int order = 0; order < 3; ++order) {
+    for (bool mul_form : {false, true}) {
+      Graph g;
+      g.opset_imports[""] = 17;
+      Value* a = Tensor(g, "a", {4, 8});
+      Value* h = Tensor(g, "h", {4, 16});
+      auto t = [&](const char* n) { return Tensor(g, n, {4, 16}); };
+      g.inputs = {a};
+      g.AddNode("MatMul", "mm", {a, Const<float>(g, "w", {8, 16}, Pattern(128, -1, 1))}, {h});
+      Value* scaled = t("scaled");
+      if (mul_form)
+        g.AddNode("Mul", "scale", {Const<float>(g, "inv_sqrt2", {}, {0.70710678f}), h}, {scaled});
+      else
+        g.AddNode("Div", "scale", {h, Const<float>(g, "sqrt2", {}, {1.4142135f})}, {scaled});
+      Value* e = t("e");
+      g.AddNode("Erf", "erf", {scaled}, {e});
+      Value* t1 = t("t1");
+      g.AddNode("Add", "plus1", {e, Const<float>(g, "one", {}, {1.f})}, {t1});
+      Value* half = Const<float>(g, "half", {}, {0.5f});
+      Value* m = t("m");
+      Value* y = t("y");
+      if (order == 0) {
+        g.AddNode("Mul", "mul_h", {h, t1}, {m});
+        g.AddNode("Mul", "mul_half", {m, half}, {y});
+      } else if (order == 1) {
+        g.AddNode("Mul", "mul_h", {half, h}, {m});
+        g.AddNode("Mul", "mul_t", {t1, m}, {y});
+      } else {
+        g.AddNode("Mul", "mul_half", {t1, half}, {m});
+        g.AddNode("Mul", "mul_h", {h, m}, {y});
+      }
+      Value* z = t("z");
+      g.AddNode("Relu", "after", {y}, {z});
+      g.outputs = {z};
+      ASSERT_TRUE(Fuse(g).ok());
+      EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedMatMul", "Relu"}))
+          << "order " << order << " mul_form " << mul_form;
+      EXPECT_EQ(g.nodes()[0]->GetString("activation", ""), "Gelu");
+      EXPECT_EQ(g.nodes()[0]->outputs[0], y);
+      EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+    }
+  }
+}
+
+TEST(PassFuseBiasActivation, ErfGeluWithWrongConstantIsLeftAlone) {
+  Graph g;
+  Value* a = Tensor(g, "a", {4, 8});
+  Value* h = Tensor(g, "h", {4, 16});
+  auto t = [&](const char* n) { return Tensor(g, n, {4, 16}); };
+  g.inputs = {a};
+  g.AddNode("MatMul", "mm", {a, Const<float>(g, "w", {8, 16}, Pattern(128, -1, 1))}, {h});
+  Value* scaled = t("scaled");
+  g.AddNode("Div", "scale", {h, Const<float>(g, "two", {}, {2.f})}, {scaled});
+  Value* e = t("e");
+  g.AddNode("Erf", "erf", {scaled}, {e});
+  Value* t1 = t("t1");
+  g.AddNode("Add", "plus1", {e, Const<float>(g, "one", {}, {1.f})}, {t1});
+  Value* m = t("m");
+  Value* y = t("y");
+  g.AddNode("Mul", "mul_h", {h, t1}, {m});
+  g.AddNode("Mul", "mul_half", {m, Const<float>(g, "half", {}, {0.5f})}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  EXPECT_EQ(g.nodes().size(), 6u);
+}
+
 }  // namespace
 }  // namespace oc
