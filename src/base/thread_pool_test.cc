@@ -1,0 +1,58 @@
+#include "base/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+namespace oc {
+namespace {
+
+TEST(ThreadPoolTest, ParallelForCoversRangeExactlyOnce) {
+  ThreadPool pool(4);
+  for (int64_t n : {1, 2, 3, 7, 100, 1001}) {
+    std::vector<std::atomic<int>> hits(n);
+    pool.ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+  }
+}
+
+TEST(ThreadPoolTest, GrainLimitsChunking) {
+  ThreadPool pool(4);
+  std::atomic<int> calls{0};
+  pool.ParallelFor(10, 100, [&](int64_t b, int64_t e) {
+    calls++;
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 10);
+  });
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(ThreadPoolTest, NestedCallsRunSerially) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  pool.ParallelFor(8, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      pool.ParallelFor(10, 1, [&](int64_t b2, int64_t e2) { sum += e2 - b2; });
+  });
+  EXPECT_EQ(sum.load(), 80);
+}
+
+TEST(ThreadPoolTest, ConcurrentCallersAreSerialisedCorrectly) {
+  ThreadPool pool(2);
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> total{0};
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int r = 0; r < 200; ++r)
+        pool.ParallelFor(64, 1, [&](int64_t b, int64_t e) { total += e - b; });
+    });
+  }
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(total.load(), 4 * 200 * 64);
+}
+
+}  // namespace
+}  // namespace oc
