@@ -10,6 +10,11 @@
 //    gap among the already-placed buffers whose lifetimes overlap it.
 // Largest-first usually wins on branchy graphs (ResNet's residual edges keep
 // big buffers alive across a block); in-order can win on plain chains.
+//
+// Shape-only ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout's
+// data output) write their output in the input's bytes when the input dies at
+// that node: their kernels skip the copy when output == input, so this saves
+// both the buffer and the memcpy.
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -35,27 +40,55 @@ int64_t AlignUp(int64_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 bool Overlap(const Buffer& a, const Buffer& b) { return a.first <= b.last && b.first <= a.last; }
 
-Expected<std::vector<Buffer>> CollectBuffers(const Graph& graph) {
+bool IsViewOp(const Node& node) {
+  if (!node.domain.empty()) return false;
+  const std::string& t = node.op_type;
+  return t == "Reshape" || t == "Flatten" || t == "Squeeze" || t == "Unsqueeze" || t == "Identity" ||
+         t == "Dropout";
+}
+
+// Buffers in order of first write. Values that alias an earlier buffer (view
+// outputs) are listed in `aliases` with that buffer's index.
+struct BufferSet {
   std::vector<Buffer> buffers;
-  std::unordered_map<const Value*, size_t> index;
+  std::vector<std::pair<Value*, size_t>> aliases;
+};
+
+Expected<BufferSet> CollectBuffers(const Graph& graph) {
   const auto& nodes = graph.nodes();
+  std::unordered_map<const Value*, int> last_read;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const Value* in : nodes[i]->inputs)
+      if (in) last_read[in] = static_cast<int>(i);
+  BufferSet set;
+  std::unordered_map<const Value*, size_t> index;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node& node = *nodes[i];
+    const int step = static_cast<int>(i);
     for (const Value* in : node.inputs) {
       if (!in) continue;
       auto it = index.find(in);
-      if (it != index.end()) buffers[it->second].last = static_cast<int>(i);
+      if (it != index.end()) set.buffers[it->second].last = step;
     }
-    for (Value* out : node.outputs) {
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      Value* out = node.outputs[k];
       if (!out || out->constant || graph.IsGraphOutput(out)) continue;
       if (out->ByteSize() < 0)
         return FailedPrecondition("cannot plan memory: value '", out->name, "' produced by ",
                                   node.Describe(), " has non-static shape ", out->ShapeString());
-      index[out] = buffers.size();
-      buffers.push_back({out, AlignUp(out->ByteSize()), static_cast<int>(i), static_cast<int>(i)});
+      const Value* in = node.input(0);
+      auto src = in ? index.find(in) : index.end();
+      if (k == 0 && IsViewOp(node) && src != index.end() && last_read[in] == step &&
+          in->ByteSize() == out->ByteSize()) {
+        index[out] = src->second;
+        set.aliases.emplace_back(out, src->second);
+        continue;
+      }
+      index[out] = set.buffers.size();
+      set.buffers.push_back({out, AlignUp(out->ByteSize()), step, step});
     }
   }
-  return buffers;
+  return set;
 }
 
 // Free holes keyed by offset, coalesced on release.
@@ -161,7 +194,8 @@ int64_t PlanLargestFirst(std::vector<Buffer>& buffers) {
 
 Expected<MemoryPlanStats> PlanMemory(Graph& graph) {
   for (auto& v : graph.values()) v->arena_offset = -1;
-  OC_ASSIGN_OR_RETURN(std::vector<Buffer> in_order, CollectBuffers(graph));
+  OC_ASSIGN_OR_RETURN(BufferSet set, CollectBuffers(graph));
+  std::vector<Buffer>& in_order = set.buffers;
   std::vector<Buffer> largest = in_order;
   MemoryPlanStats stats;
   for (const Buffer& b : in_order) stats.no_reuse_bytes += b.size;
@@ -169,9 +203,15 @@ Expected<MemoryPlanStats> PlanMemory(Graph& graph) {
   stats.largest_first_bytes = PlanLargestFirst(largest);
   const bool use_largest = stats.largest_first_bytes < stats.in_order_bytes;
   stats.chosen = use_largest ? "largest-first best-fit" : "in-order best-fit";
-  for (const Buffer& b : use_largest ? largest : in_order) b.value->arena_offset = b.offset;
-  graph.arena_size = std::min(stats.in_order_bytes, stats.largest_first_bytes);
+  const std::vector<Buffer>& chosen = use_largest ? largest : in_order;
+  for (const Buffer& b : chosen) b.value->arena_offset = b.offset;
+  for (auto& [value, buffer] : set.aliases) {
+    value->arena_offset = chosen[buffer].offset;
+    stats.no_reuse_bytes += AlignUp(value->ByteSize());
+  }
+  stats.aliased = static_cast<int64_t>(set.aliases.size());
   graph.arena_size_no_reuse = stats.no_reuse_bytes;
+  graph.arena_size = std::min(stats.in_order_bytes, stats.largest_first_bytes);
   return stats;
 }
 
@@ -180,7 +220,8 @@ Status RunMemoryPlanning(Graph& graph, const CompileOptions& options) {
   if (options.log)
     options.log(StrCat("memory plan: arena ", graph.arena_size, " bytes (", stats.chosen,
                        "; in-order ", stats.in_order_bytes, ", largest-first ",
-                       stats.largest_first_bytes, ", without reuse ", stats.no_reuse_bytes, ")"));
+                       stats.largest_first_bytes, ", without reuse ", stats.no_reuse_bytes, "; ",
+                       stats.aliased, " shape-only outputs alias their input)"));
   return Status::Ok();
 }
 

@@ -36,7 +36,8 @@ int CountUses(const Graph& graph, const Value* v);
 struct MemoryPlanStats {
   int64_t in_order_bytes = 0;
   int64_t largest_first_bytes = 0;
-  int64_t no_reuse_bytes = 0;
+  int64_t no_reuse_bytes = 0;  // every activation in its own bytes
+  int64_t aliased = 0;         // view outputs placed on their input's bytes
   const char* chosen = "";
 };
 // Plans the arena and returns the figures for both strategies.
