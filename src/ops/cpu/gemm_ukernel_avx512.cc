@@ -1,7 +1,7 @@
 // AVX-512 f32 GEMM micro-kernel, 14x32: 28 zmm accumulators, two B vectors per
 // k step, A values broadcast straight from memory into the FMAs (31 of the 32
-// zmm registers). Columns past n are masked; rows past m are computed on the
-// zero padding of packed A and not stored.
+// zmm registers). Columns past n are masked; a tile of m < 14 rows runs an
+// m-row instance of the same loop.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -11,30 +11,17 @@
 namespace oc::gemm {
 
 namespace {
-template <bool kBeta>
-inline void Store14x32(const __m512* c0, const __m512* c1, float* c, int64_t ldc, int64_t m,
-                       int64_t n, float alpha, float beta) {
+constexpr int kMR = 14;
+
+// Stores rows [0, M) of the accumulators: C = alpha*acc (+ beta*C).
+template <int M, bool kBeta>
+inline void StoreRows(const __m512* c0, const __m512* c1, float* c, int64_t ldc, int64_t n,
+                      float alpha, float beta) {
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  if (n == 32) {
-#pragma GCC unroll 14
-    for (int i = 0; i < 14; ++i) {
-      if (i >= m) break;
-      float* ci = c + i * ldc;
-      __m512 r0 = _mm512_mul_ps(c0[i], va), r1 = _mm512_mul_ps(c1[i], va);
-      if (kBeta) {
-        r0 = _mm512_fmadd_ps(_mm512_loadu_ps(ci), vb, r0);
-        r1 = _mm512_fmadd_ps(_mm512_loadu_ps(ci + 16), vb, r1);
-      }
-      _mm512_storeu_ps(ci, r0);
-      _mm512_storeu_ps(ci + 16, r1);
-    }
-    return;
-  }
   const __mmask16 k0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-  const __mmask16 k1 = n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
+  const __mmask16 k1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
 #pragma GCC unroll 14
-  for (int i = 0; i < 14; ++i) {
-    if (i >= m) break;
+  for (int i = 0; i < M; ++i) {
     float* ci = c + i * ldc;
     __m512 r0 = _mm512_mul_ps(c0[i], va), r1 = _mm512_mul_ps(c1[i], va);
     if (kBeta) {
@@ -45,34 +32,58 @@ inline void Store14x32(const __m512* c0, const __m512* c1, float* c, int64_t ldc
     _mm512_mask_storeu_ps(ci + 16, k1, r1);
   }
 }
-}  // namespace
 
-void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                           int64_t m, int64_t n, float alpha, float beta) {
-  __m512 c0[14], c1[14];
+// M rows of the tile (M <= 14), reading the 14-wide packed A panel: edge tiles
+// cost in proportion to their rows (M = 1 is a GEMV over packed B).
+template <int M>
+void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
+              float alpha, float beta) {
+  __m512 c0[M], c1[M];
   // Start pulling the C tile in now; its rows are ldc apart and would
   // otherwise miss one by one in the store loop.
-  for (int64_t i = 0; i < m; ++i) {
+#pragma GCC unroll 14
+  for (int i = 0; i < M; ++i) {
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+    c0[i] = c1[i] = _mm512_setzero_ps();
   }
-#pragma GCC unroll 14
-  for (int i = 0; i < 14; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
   for (int64_t k = 0; k < kc; ++k) {
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
     // Touch the A panel a few steps ahead; B is L1-resident by construction.
-    _mm_prefetch(reinterpret_cast<const char*>(a + 14 * 8), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
 #pragma GCC unroll 14
-    for (int i = 0; i < 14; ++i) {
+    for (int i = 0; i < M; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
       c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
     }
-    a += 14;
+    a += kMR;
     b += 32;
   }
-  if (beta == 0.f) Store14x32<false>(c0, c1, c, ldc, m, n, alpha, beta);
-  else Store14x32<true>(c0, c1, c, ldc, m, n, alpha, beta);
+  if (beta == 0.f) StoreRows<M, false>(c0, c1, c, ldc, n, alpha, beta);
+  else StoreRows<M, true>(c0, c1, c, ldc, n, alpha, beta);
+}
+}  // namespace
+
+void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                           int64_t m, int64_t n, float alpha, float beta) {
+  switch (m) {
+    case 14: return TileRows<14>(kc, a, b, c, ldc, n, alpha, beta);
+    case 13: return TileRows<13>(kc, a, b, c, ldc, n, alpha, beta);
+    case 12: return TileRows<12>(kc, a, b, c, ldc, n, alpha, beta);
+    case 11: return TileRows<11>(kc, a, b, c, ldc, n, alpha, beta);
+    case 10: return TileRows<10>(kc, a, b, c, ldc, n, alpha, beta);
+    case 9: return TileRows<9>(kc, a, b, c, ldc, n, alpha, beta);
+    case 8: return TileRows<8>(kc, a, b, c, ldc, n, alpha, beta);
+    case 7: return TileRows<7>(kc, a, b, c, ldc, n, alpha, beta);
+    case 6: return TileRows<6>(kc, a, b, c, ldc, n, alpha, beta);
+    case 5: return TileRows<5>(kc, a, b, c, ldc, n, alpha, beta);
+    case 4: return TileRows<4>(kc, a, b, c, ldc, n, alpha, beta);
+    case 3: return TileRows<3>(kc, a, b, c, ldc, n, alpha, beta);
+    case 2: return TileRows<2>(kc, a, b, c, ldc, n, alpha, beta);
+    case 1: return TileRows<1>(kc, a, b, c, ldc, n, alpha, beta);
+    default: return;
+  }
 }
 
 // Packs a 14-row A panel from row-major A (rows <= 14, zero rows after them):
