@@ -3,12 +3,13 @@
 // Three paths, chosen in the factory:
 //   depthwise (C/group == 1, <= 2 spatial dims): a direct loop per channel;
 //   1x1, stride 1, no pads: Y_g = W_g * X_g, a GEMM straight on the input;
-//   general: im2col into a workspace (tiled over output positions when large),
-//            then Y_g = W_g * col.
+//   general: Y_g = W_g * im2col(X_g), where the GEMM packs its B panels
+//            straight from X (PackIm2ColPanels), so the im2col matrix is never
+//            materialised: its only workspace is the GEMM's per-thread
+//            packing buffer, sized in the factory.
 // Constant weights are packed once into GEMM A panels (per group) and exported.
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
@@ -19,8 +20,16 @@
 namespace oc {
 namespace {
 
-// Largest im2col workspace (floats) before tiling over output positions.
-constexpr int64_t kMaxColFloats = int64_t{2} << 20;
+struct Im2ColSource {
+  const ConvGeometry* g;
+  const float* x;  // first input channel of the group
+};
+
+void PackConvB(const void* ctx, const gemm::GemmUkernel& uk, int64_t k0, int64_t kc, int64_t n0, int64_t nc,
+               float* dst) {
+  const auto* src = static_cast<const Im2ColSource*>(ctx);
+  PackIm2ColPanels(*src->g, src->x, uk.nr, k0, kc, n0, nc, dst);
+}
 
 Status InferConv(Node& node) {
   OC_RETURN_IF_ERROR(RequireInput(node, 0));
@@ -78,16 +87,7 @@ class ConvKernel final : public Kernel {
     if (mode_ == Mode::kDepthwise) return Status::Ok();
 
     uk_ = &gemm::DefaultUkernel();
-    const int64_t out_size = g_.OutSize();
-    tile_ = out_size;
-    if (mode_ == Mode::kIm2Col) {
-      if (kg_ * out_size > kMaxColFloats) {
-        tile_ = std::max<int64_t>(uk_->nr, kMaxColFloats / kg_ / uk_->nr * uk_->nr);
-        tile_ = std::min(tile_, out_size);
-      }
-      col_.assign(static_cast<size_t>(kg_ * tile_), 0.f);
-    }
-    plan_ = gemm::SgemmPlan(*uk_, mg_, tile_, kg_, ThreadPool::Global().num_threads());
+    plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, ThreadPool::Global().num_threads());
     if (w.constant)
       packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, w.constant->as<float>(), kg_,
                                             false, mg_, kg_, init.prepacked, g_.group, mg_ * kg_);
@@ -104,40 +104,27 @@ class ConvKernel final : public Kernel {
       RunDepthwise(x, w, bias, z, y, io.pool);
       return Status::Ok();
     }
-    std::lock_guard<std::mutex> lock(mu_);
     const int64_t in_size = g_.InSize(), out_size = g_.OutSize();
     for (int64_t b = 0; b < g_.batch; ++b) {
       for (int64_t gi = 0; gi < g_.group; ++gi) {
         const float* xg = x + (b * g_.c_in + gi * cg_) * in_size;
         const int64_t y_off = (b * g_.c_out + gi * mg_) * out_size;
+        Im2ColSource source{&g_, xg};
         gemm::SgemmArgs args;
-        args.m = mg_;
-        args.k = kg_;
+        args.m = mg_, args.n = out_size, args.k = kg_;
         if (!packed_w_.empty()) args.packed_a = packed_w_.group(gi);
         else args.a = w + gi * mg_ * kg_, args.lda = kg_;
-        args.ldc = out_size;
+        if (mode_ == Mode::kDirect) args.b = xg, args.ldb = in_size;
+        else args.pack_b = PackConvB, args.pack_b_ctx = &source;
+        args.c = y + y_off, args.ldc = out_size;
         if (bias) {
           args.epilogue.bias_kind = gemm::Epilogue::Bias::kPerRow;
           args.epilogue.bias = bias + gi * mg_;
         }
         args.epilogue.act = act_;
+        args.epilogue.residual = z ? z + y_off : nullptr;
         args.epilogue.ldr = out_size;
-        for (int64_t p0 = 0; p0 < out_size; p0 += tile_) {
-          const int64_t np = std::min(tile_, out_size - p0);
-          if (mode_ == Mode::kDirect) {
-            args.b = xg + p0, args.ldb = in_size;
-          } else {
-            float* col = col_.data();
-            io.pool->ParallelFor(kg_, std::max<int64_t>(1, 8192 / np), [&](int64_t r0, int64_t r1) {
-              Im2Col(g_, xg, cg_, p0, np, col, np, r0, r1);
-            });
-            args.b = col, args.ldb = np;
-          }
-          args.n = np;
-          args.c = y + y_off + p0;
-          args.epilogue.residual = z ? z + y_off + p0 : nullptr;
-          plan_.Run(args, io.pool);
-        }
+        plan_.Run(args, io.pool);
       }
     }
     return Status::Ok();
@@ -197,12 +184,10 @@ class ConvKernel final : public Kernel {
   ConvGeometry g_;
   Mode mode_ = Mode::kIm2Col;
   Activation act_;
-  int64_t cg_ = 0, mg_ = 0, kg_ = 0, tile_ = 0;
+  int64_t cg_ = 0, mg_ = 0, kg_ = 0;
   const gemm::GemmUkernel* uk_ = nullptr;
   gemm::SgemmPlan plan_;
   gemm::PackedOperand packed_w_;
-  std::vector<float> col_;
-  std::mutex mu_;  // col_ is shared by concurrent runs of this node
 };
 
 Expected<KernelPtr> MakeConv(const KernelInit& init) {

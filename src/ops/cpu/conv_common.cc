@@ -184,21 +184,30 @@ Expected<ConvGeometry> ResolveConvTranspose(const Node& node, const std::vector<
   return g;
 }
 
-void Im2Col(const ConvGeometry& g, const float* x, int64_t channels, int64_t p0, int64_t np,
-            float* col, int64_t ldcol, int64_t row_begin, int64_t row_end) {
-  (void)channels;
+namespace {
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+}  // namespace
+
+void Im2Col(const ConvGeometry& g, const float* x, int64_t p0, int64_t np, float* col, int64_t ldcol,
+            int64_t row_begin, int64_t row_end) {
   const int64_t kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
   const int64_t ID = g.in[0], IH = g.in[1], IW = g.in[2];
   const int64_t OH = g.out[1], OW = g.out[2];
   const int64_t in_size = ID * IH * IW;
+  const int64_t sw = g.stride[2];
   for (int64_t r = row_begin; r < row_end; ++r) {
     int64_t t = r;
     const int64_t kx = t % kw; t /= kw;
     const int64_t ky = t % kh; t /= kh;
     const int64_t kz = t % kd; t /= kd;
     const float* xc = x + t * in_size;
-    float* dst = col + r * ldcol;
-    // Walk output positions [p0, p0+np) row by row (one run of ox per oz,oy).
+    float* dst = col + (r - row_begin) * ldcol;
+    const int64_t base = kx * g.dilation[2] - g.pad_begin[2];  // ix = ox * sw + base
+    // Output columns whose input column is inside the row: [ox_lo, ox_hi).
+    const int64_t ox_lo = std::max<int64_t>(0, CeilDiv(-base, sw));
+    const int64_t ox_hi = std::min<int64_t>(OW, FloorDiv(IW - 1 - base, sw) + 1);
+    // Walk positions [p0, p0+np) one output row (oz, oy) at a time.
     int64_t p = p0;
     const int64_t pend = p0 + np;
     while (p < pend) {
@@ -209,26 +218,35 @@ void Im2Col(const ConvGeometry& g, const float* x, int64_t channels, int64_t p0,
       float* d = dst + (p - p0);
       const int64_t iz = oz * g.stride[0] - g.pad_begin[0] + kz * g.dilation[0];
       const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
-      if (iz < 0 || iz >= ID || iy < 0 || iy >= IH) {
+      if (iz < 0 || iz >= ID || iy < 0 || iy >= IH || ox_lo >= ox_hi) {
         std::memset(d, 0, sizeof(float) * run);
       } else {
         const float* xrow = xc + (iz * IH + iy) * IW;
-        const int64_t sw = g.stride[2];
-        const int64_t base = -g.pad_begin[2] + kx * g.dilation[2];
+        const int64_t lo = std::clamp(ox_lo - ox0, int64_t{0}, run);
+        const int64_t hi = std::clamp(ox_hi - ox0, lo, run);
+        for (int64_t j = 0; j < lo; ++j) d[j] = 0.f;
         if (sw == 1) {
-          for (int64_t j = 0; j < run; ++j) {
-            const int64_t ix = ox0 + j + base;
-            d[j] = (ix >= 0 && ix < IW) ? xrow[ix] : 0.f;
-          }
+          std::memcpy(d + lo, xrow + ox0 + lo + base, sizeof(float) * (hi - lo));
         } else {
-          for (int64_t j = 0; j < run; ++j) {
-            const int64_t ix = (ox0 + j) * sw + base;
-            d[j] = (ix >= 0 && ix < IW) ? xrow[ix] : 0.f;
-          }
+          for (int64_t j = lo; j < hi; ++j) d[j] = xrow[(ox0 + j) * sw + base];
         }
+        for (int64_t j = hi; j < run; ++j) d[j] = 0.f;
       }
       p += run;
     }
+  }
+}
+
+void PackIm2ColPanels(const ConvGeometry& g, const float* x, int nr, int64_t k0, int64_t kc, int64_t n0,
+                      int64_t nc, float* dst) {
+  for (int64_t q = 0; q * nr < nc; ++q) {
+    const int64_t p0 = n0 + q * nr;
+    const int64_t np = std::min<int64_t>(nr, n0 + nc - p0);
+    float* panel = dst + q * kc * nr;
+    Im2Col(g, x, p0, np, panel, nr, k0, k0 + kc);
+    if (np < nr)
+      for (int64_t r = 0; r < kc; ++r)
+        for (int64_t j = np; j < nr; ++j) panel[r * nr + j] = 0.f;
   }
 }
 

@@ -40,11 +40,17 @@ Expected<ConvGeometry> ResolveConv(const Node& node, const std::vector<int64_t>&
 Expected<ConvGeometry> ResolveConvTranspose(const Node& node, const std::vector<int64_t>& x,
                                             const std::vector<int64_t>& w);
 
-// Copies the k-range rows of the im2col matrix for output positions
-// [p0, p0 + np) of one image group: col[r * ldcol + (p - p0)], r over
-// (channel, kd, kh, kw) of `channels` input channels starting at x.
-void Im2Col(const ConvGeometry& g, const float* x, int64_t channels, int64_t p0, int64_t np,
-            float* col, int64_t ldcol, int64_t row_begin, int64_t row_end);
+// Writes rows [row_begin, row_end) of the im2col matrix of one image group
+// (x points at its first channel), restricted to output positions
+// [p0, p0 + np): col[(r - row_begin) * ldcol + (p - p0)]. Row r is
+// (channel, kd, kh, kw) in row-major order.
+void Im2Col(const ConvGeometry& g, const float* x, int64_t p0, int64_t np, float* col, int64_t ldcol,
+            int64_t row_begin, int64_t row_end);
+// Packs the im2col block rows [k0, k0+kc) x positions [n0, n0+nc) straight into
+// GEMM B panels of width nr (panel stride kc*nr, missing columns zero), so the
+// im2col matrix never exists in memory.
+void PackIm2ColPanels(const ConvGeometry& g, const float* x, int nr, int64_t k0, int64_t kc, int64_t n0,
+                      int64_t nc, float* dst);
 // Scatter-adds col rows (output channel, kd, kh, kw) for input positions
 // [p0, p0 + np) into y (one image group, `channels` output channels) - the
 // adjoint of Im2Col, with in/out swapped as ConvTranspose needs.

@@ -167,8 +167,8 @@ TEST(ConvOp, FusedBiasResidualRelu) {
             "fused depthwise, no bias");
 }
 
-TEST(ConvOp, LargeIm2ColIsTiled) {
-  // K = 64*9 = 576 rows x 4096 positions exceeds the untiled workspace cap.
+TEST(ConvOp, LargeInputSpansManyGemmBlocks) {
+  // K = 64*9 = 576 > KC and 4096 positions > NC: several K and N blocks of packed im2col.
   CheckConv({.x = {1, 64, 64, 64}, .m = 20, .k = {3, 3}, .pads = {1, 1, 1, 1}, .bias = true}, "tiled");
 }
 

@@ -88,22 +88,33 @@ void PackA(const GemmUkernel& uk, const float* a, int64_t lda, bool trans_a, int
 namespace {
 // Full-width rows of non-transposed B: a fixed-size copy the compiler inlines
 // (a memcpy call per 32..128-byte row costs more than the copy).
+// Walks B row by row (sequential reads, which the prefetchers follow even when
+// ldb is large) and scatters each row over the `panels` full panels.
 template <int NR>
-void PackBRows(const float* b, int64_t ldb, int64_t k, float* dst) {
-  for (int64_t p = 0; p < k; ++p) std::memcpy(dst + p * NR, b + p * ldb, sizeof(float) * NR);
+void PackBRows(const float* b, int64_t ldb, int64_t k, int64_t panels, float* dst) {
+  for (int64_t p = 0; p < k; ++p) {
+    const float* src = b + p * ldb;
+    float* d = dst + p * NR;
+    for (int64_t q = 0; q < panels; ++q) std::memcpy(d + q * k * NR, src + q * NR, sizeof(float) * NR);
+  }
 }
 }  // namespace
 
 void PackB(const GemmUkernel& uk, const float* b, int64_t ldb, bool trans_b, int64_t n, int64_t k,
            float* dst) {
   const int nr = uk.nr;
-  for (int64_t j0 = 0; j0 < n; j0 += nr, dst += k * nr) {
+  int64_t j0 = 0;
+  if (!trans_b && (nr == 32 || nr == 16 || nr == 8)) {
+    const int64_t full = n / nr;
+    if (nr == 32) PackBRows<32>(b, ldb, k, full, dst);
+    else if (nr == 16) PackBRows<16>(b, ldb, k, full, dst);
+    else PackBRows<8>(b, ldb, k, full, dst);
+    j0 = full * nr;
+    dst += full * k * nr;
+  }
+  for (; j0 < n; j0 += nr, dst += k * nr) {
     const int64_t cols = std::min<int64_t>(nr, n - j0);
-    if (!trans_b && cols == nr && (nr == 32 || nr == 16 || nr == 8)) {
-      if (nr == 32) PackBRows<32>(b + j0, ldb, k, dst);
-      else if (nr == 16) PackBRows<16>(b + j0, ldb, k, dst);
-      else PackBRows<8>(b + j0, ldb, k, dst);
-    } else if (!trans_b) {
+    if (!trans_b) {
       for (int64_t p = 0; p < k; ++p) {
         const float* src = b + p * ldb + j0;
         float* d = dst + p * nr;
@@ -263,6 +274,10 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
       if (g.packed_b) {
         bblock = g.packed_b + (jc / nr) * K * nr + pc * nr;
         b_panel_stride = K * nr;
+      } else if (g.pack_b) {
+        g.pack_b(g.pack_b_ctx, uk, pc, kc, jc, nc, bbuf);
+        bblock = bbuf;
+        b_panel_stride = kc * nr;
       } else {
         const float* src = g.trans_b ? g.b + jc * g.ldb + pc : g.b + pc * g.ldb + jc;
         PackB(uk, src, g.ldb, g.trans_b, nc, kc, bbuf);

@@ -77,8 +77,16 @@ struct Epilogue {
   }
 };
 
-// One GEMM call. Either a/b (with leading dims and transposes) or packed_a /
-// packed_b (panels for the plan's micro-kernel, full K, see the layout above).
+// Packs rows [k0, k0+kc) and columns [n0, n0+nc) of a B that exists only
+// implicitly (for example im2col of a convolution input) into NR-wide panels
+// at dst (panel stride kc*NR, columns past nc zero). Called concurrently from
+// several threads on disjoint column ranges.
+using PackBFn = void (*)(const void* ctx, const GemmUkernel& uk, int64_t k0, int64_t kc, int64_t n0,
+                         int64_t nc, float* dst);
+
+// One GEMM call. Either a/b (with leading dims and transposes), packed_a /
+// packed_b (panels for the plan's micro-kernel, full K, see the layout above),
+// or pack_b (a packer for an implicit B).
 struct SgemmArgs {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;
@@ -89,6 +97,8 @@ struct SgemmArgs {
   int64_t ldb = 0;
   bool trans_b = false;  // B is stored N x K
   const float* packed_b = nullptr;
+  PackBFn pack_b = nullptr;
+  const void* pack_b_ctx = nullptr;
   float* c = nullptr;
   int64_t ldc = 0;
   float alpha = 1.f;
