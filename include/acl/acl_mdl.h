@@ -128,13 +128,18 @@ ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *d
 
 /* Runs the model and returns when the outputs are written: the same as
  * aclmdlExecuteAsync on the current context's default stream followed by a
- * synchronization of that stream. */
+ * synchronization of that stream, so it also waits for work queued earlier on
+ * that stream. Errors as aclmdlExecuteAsync, plus those of the run itself. For
+ * parallel executions from several threads give each thread its own stream. */
 ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
 /* Queues one execution on `stream` (NULL: default stream) and returns. The
- * datasets are checked now: one buffer per input/output, each of exactly the
- * size the model states, in device memory (aclrtMalloc) or registered host
- * memory (aclrtMallocHost). Failures are ACL_ERROR_INVALID_PARAM with a message
- * naming the index and both sizes; ACL_ERROR_INVALID_MODEL_ID for an unknown id.
+ * datasets are checked now: one buffer per input/output; input buffers of
+ * exactly, output buffers of at least, the size the model states; all in
+ * device memory (aclrtMalloc) or registered host memory (aclrtMallocHost).
+ * Failures are ACL_ERROR_INVALID_PARAM with a message naming the index and both
+ * sizes; ACL_ERROR_INVALID_MODEL_ID for an unknown id; ACL_ERROR_RT_CONTEXT_NULL
+ * for a NULL stream on a thread without a current context. The datasets and
+ * buffer objects may be changed or destroyed once the call returns.
  * The buffer addresses are captured at call time; their contents must stay
  * valid until the stream reaches the task. Failures during the run are reported
  * by the stream's next synchronization. */
