@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <string_view>
 #include <unordered_set>
@@ -23,26 +24,42 @@ namespace {
 
 namespace fb = ::oc::om;
 using flatbuffers::String;
+
+// Returns `expr`'s error prefixed with `context`, which is built only on failure
+// (building messages eagerly would dominate the load time of large graphs).
+#define OM_TRY(expr, context)                                 \
+  do {                                                        \
+    ::oc::Status om_st_ = (expr);                             \
+    if (!om_st_.ok()) return om_st_.WithContext(context);     \
+  } while (0)
 using flatbuffers::Vector;
 
 std::string Str(const String* s) { return s ? std::string(s->data(), s->size()) : std::string(); }
 
 // Element count and byte size of a shape, or an error on a negative dim or overflow.
-Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes,
-                  const std::string& what) {
+// FlatBuffers 2.0.8's verifier checks the alignment of a vector's length field
+// but not of 8-byte elements; reading a misaligned one would be undefined.
+Status CheckAligned(const Vector<int64_t>* v, const char* field) {
+  if (v && v->size() && reinterpret_cast<uintptr_t>(v->data()) % alignof(int64_t) != 0)
+    return InvalidFile("the elements of '", field, "' are not 8-byte aligned");
+  return Status::Ok();
+}
+
+Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes) {
+  OC_RETURN_IF_ERROR(CheckAligned(shape, "shape"));
   int64_t count = 1;
   if (shape) {
     for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i) {
       int64_t d = shape->Get(i);
       if (d < 0)
-        return InvalidFile(what, ": dim ", i, " is ", d, " (a .om graph is static: dims must be >= 0)");
+        return InvalidFile("dim ", i, " is ", d, " (a .om graph is static: dims must be >= 0)");
       if (__builtin_mul_overflow(count, d, &count))
-        return InvalidFile(what, ": element count overflows at dim ", i);
+        return InvalidFile("element count overflows at dim ", i);
     }
   }
   int64_t b = 0;
   if (__builtin_mul_overflow(count, static_cast<int64_t>(DataTypeSize(dtype)), &b))
-    return InvalidFile(what, ": byte size overflows (", count, " elements of ",
+    return InvalidFile("byte size overflows (", count, " elements of ",
                        DataTypeName(dtype), ")");
   *bytes = static_cast<uint64_t>(b);
   return Status::Ok();
@@ -64,25 +81,25 @@ class Reader {
     return StrCat("node ", i, " '", Str(n->name()), "' (", Str(n->op_type()),
                   ", table at file offset ", Off(n), ")");
   }
-  Status CheckBlobRange(uint64_t offset, uint64_t size, const std::string& what) const {
+  Status CheckBlobRange(uint64_t offset, uint64_t size) const {
     if (offset % kOmBlobAlign != 0)
-      return InvalidFile(what, ": blob offset ", offset, " is not a multiple of ", kOmBlobAlign);
+      return InvalidFile("blob offset ", offset, " is not a multiple of ", kOmBlobAlign);
     if (offset > h_.blob_size || size > h_.blob_size - offset)
-      return InvalidFile(what, ": bytes [", offset, ", +", size, ") exceed the weight blob (",
+      return InvalidFile("bytes [", offset, ", +", size, ") exceed the weight blob (",
                          h_.blob_size, " bytes at file offset ", h_.blob_offset, ")");
     return Status::Ok();
   }
-  Status CheckIndex(int32_t idx, bool allow_absent, const std::string& what) const {
+  Status CheckIndex(int32_t idx, bool allow_absent) const {
     if (idx == -1 && allow_absent) return Status::Ok();
     if (idx < 0 || static_cast<size_t>(idx) >= num_values_)
-      return InvalidFile(what, ": value index ", idx, " is out of range [0, ", num_values_, ")");
+      return InvalidFile("value index ", idx, " is out of range [0, ", num_values_, ")");
     return Status::Ok();
   }
   Status CheckHeaderFields();
   Status CheckValues();
   Status CheckGraphIO();
   Status CheckNodes();
-  Status CheckAttribute(const fb::Attribute* a, const std::string& node_what);
+  Status CheckAttribute(const fb::Attribute* a, const std::function<std::string()>& node_what);
   Expected<OmModel> Build();
 
   const uint8_t* file_;
@@ -123,38 +140,39 @@ Status Reader::CheckValues() {
   kinds_.resize(num_values_);
   bytes_.resize(num_values_);
   std::unordered_set<std::string_view> names;
+  names.reserve(num_values_);
   for (size_t i = 0; i < num_values_; ++i) {
     const fb::Value* v = values->Get(static_cast<flatbuffers::uoffset_t>(i));
-    std::string what = ValueWhat(i, v);
+    auto what = [&] { return ValueWhat(i, v); };
     if (v->name() && v->name()->size() &&
         !names.insert(std::string_view(v->name()->data(), v->name()->size())).second)
-      return InvalidFile(what, ": duplicate value name");
+      return InvalidFile(what(), ": duplicate value name");
     if (!IsKnownDataType(v->dtype()))
-      return InvalidFile(what, ": unknown dtype code ", v->dtype());
+      return InvalidFile(what(), ": unknown dtype code ", v->dtype());
     DataType dtype = static_cast<DataType>(v->dtype());
-    OC_RETURN_IF_ERROR(ShapeBytes(v->shape(), dtype, &bytes_[i], what));
+    OM_TRY(ShapeBytes(v->shape(), dtype, &bytes_[i]), what());
     size_t rank = v->shape() ? v->shape()->size() : 0;
     if (v->dim_params() && v->dim_params()->size() != 0 && v->dim_params()->size() != rank)
-      return InvalidFile(what, ": ", v->dim_params()->size(), " dim_params for rank ", rank);
+      return InvalidFile(what(), ": ", v->dim_params()->size(), " dim_params for rank ", rank);
     fb::ValueKind kind = v->kind();
     if (kind < fb::ValueKind::MIN || kind > fb::ValueKind::MAX)
-      return InvalidFile(what, ": unknown value kind ", static_cast<int>(kind));
+      return InvalidFile(what(), ": unknown value kind ", static_cast<int>(kind));
     kinds_[i] = kind;
     if (kind == fb::ValueKind::Constant) {
       if (v->data_size() != bytes_[i])
-        return InvalidFile(what, ": constant has ", v->data_size(), " bytes, its shape of ",
+        return InvalidFile(what(), ": constant has ", v->data_size(), " bytes, its shape of ",
                            DataTypeName(dtype), " needs ", bytes_[i]);
-      OC_RETURN_IF_ERROR(CheckBlobRange(v->data_offset(), v->data_size(), what));
+      OM_TRY(CheckBlobRange(v->data_offset(), v->data_size()), what());
       if (v->arena_offset() != -1)
-        return InvalidFile(what, ": a constant cannot have an arena offset");
+        return InvalidFile(what(), ": a constant cannot have an arena offset");
     } else {
       if (v->data_offset() != 0 || v->data_size() != 0)
-        return InvalidFile(what, ": only constants carry data");
+        return InvalidFile(what(), ": only constants carry data");
       int64_t off = v->arena_offset();
-      if (off < -1) return InvalidFile(what, ": arena offset ", off, " is negative");
+      if (off < -1) return InvalidFile(what(), ": arena offset ", off, " is negative");
       if (off >= 0 && (static_cast<uint64_t>(off) > static_cast<uint64_t>(m_->arena_size()) ||
                        bytes_[i] > static_cast<uint64_t>(m_->arena_size() - off)))
-        return InvalidFile(what, ": arena bytes [", off, ", +", bytes_[i],
+        return InvalidFile(what(), ": arena bytes [", off, ", +", bytes_[i],
                            ") exceed arena_size ", m_->arena_size());
     }
   }
@@ -166,12 +184,12 @@ Status Reader::CheckGraphIO() {
   size_t n_in = 0;
   if (auto* ins = m_->inputs()) {
     for (flatbuffers::uoffset_t i = 0; i < ins->size(); ++i) {
-      std::string what = StrCat("graph input ", i);
-      OC_RETURN_IF_ERROR(CheckIndex(ins->Get(i), false, what));
+      auto what = [&] { return StrCat("graph input ", i); };
+      OM_TRY(CheckIndex(ins->Get(i), false), what());
       size_t idx = static_cast<size_t>(ins->Get(i));
       if (kinds_[idx] != fb::ValueKind::Input)
-        return InvalidFile(what, ": value ", idx, " is not of kind Input");
-      if (listed[idx]) return InvalidFile(what, ": value ", idx, " is listed twice");
+        return InvalidFile(what(), ": value ", idx, " is not of kind Input");
+      if (listed[idx]) return InvalidFile(what(), ": value ", idx, " is listed twice");
       listed[idx] = true;
       ++n_in;
     }
@@ -183,11 +201,11 @@ Status Reader::CheckGraphIO() {
   std::vector<bool> out_listed(num_values_, false);
   if (auto* outs = m_->outputs()) {
     for (flatbuffers::uoffset_t i = 0; i < outs->size(); ++i) {
-      std::string what = StrCat("graph output ", i);
-      OC_RETURN_IF_ERROR(CheckIndex(outs->Get(i), false, what));
+      auto what = [&] { return StrCat("graph output ", i); };
+      OM_TRY(CheckIndex(outs->Get(i), false), what());
       size_t idx = static_cast<size_t>(outs->Get(i));
       if (kinds_[idx] == fb::ValueKind::Activation)
-        return InvalidFile(what, ": value ", idx, " has kind Activation");
+        return InvalidFile(what(), ": value ", idx, " has kind Activation");
       out_listed[idx] = true;
     }
   }
@@ -197,22 +215,24 @@ Status Reader::CheckGraphIO() {
   return Status::Ok();
 }
 
-Status Reader::CheckAttribute(const fb::Attribute* a, const std::string& node_what) {
-  std::string what = StrCat(node_what, " attribute '", Str(a->name()), "' (table at file offset ",
-                            Off(a), ")");
-  if (!a->name() || a->name()->size() == 0) return InvalidFile(what, ": empty attribute name");
+Status Reader::CheckAttribute(const fb::Attribute* a,
+                              const std::function<std::string()>& node_what) {
+  auto what = [&] {
+    return StrCat(node_what(), " attribute '", Str(a->name()), "' (table at file offset ", Off(a), ")");
+  };
+  if (!a->name() || a->name()->size() == 0) return InvalidFile(what(), ": empty attribute name");
   fb::AttrKind kind = a->kind();
   if (kind < fb::AttrKind::MIN || kind > fb::AttrKind::MAX)
-    return InvalidFile(what, ": unknown attribute kind ", static_cast<int>(kind));
+    return InvalidFile(what(), ": unknown attribute kind ", static_cast<int>(kind));
+  OM_TRY(CheckAligned(a->ints(), "ints"), what());
   if (kind == fb::AttrKind::Tensor) {
     if (!IsKnownDataType(a->tensor_dtype()))
-      return InvalidFile(what, ": unknown tensor dtype code ", a->tensor_dtype());
+      return InvalidFile(what(), ": unknown tensor dtype code ", a->tensor_dtype());
     uint64_t bytes = 0;
-    OC_RETURN_IF_ERROR(ShapeBytes(a->tensor_shape(), static_cast<DataType>(a->tensor_dtype()),
-                                  &bytes, what));
+    OM_TRY(ShapeBytes(a->tensor_shape(), static_cast<DataType>(a->tensor_dtype()), &bytes), what());
     if (bytes != a->tensor_size())
-      return InvalidFile(what, ": tensor has ", a->tensor_size(), " bytes, its shape needs ", bytes);
-    OC_RETURN_IF_ERROR(CheckBlobRange(a->tensor_offset(), a->tensor_size(), what));
+      return InvalidFile(what(), ": tensor has ", a->tensor_size(), " bytes, its shape needs ", bytes);
+    OM_TRY(CheckBlobRange(a->tensor_offset(), a->tensor_size()), what());
   }
   return Status::Ok();
 }
@@ -224,51 +244,55 @@ Status Reader::CheckNodes() {
   size_t nn = nodes ? nodes->size() : 0;
   for (size_t ni = 0; ni < nn; ++ni) {
     const fb::Node* n = nodes->Get(static_cast<flatbuffers::uoffset_t>(ni));
-    std::string what = NodeWhat(ni, n);
+    std::function<std::string()> what = [&] { return NodeWhat(ni, n); };
     std::string op = Str(n->op_type()), domain = Str(n->domain());
-    if (op.empty()) return InvalidFile(what, ": empty op_type");
+    if (op.empty()) return InvalidFile(what(), ": empty op_type");
     if (!reg.Find(domain, op, n->opset())) {
       std::string full = domain.empty() ? op : domain + "::" + op;
       if (reg.FindAnyVersion(domain, op))
-        return NotSupported(what, ": op ", full, " is not supported at opset ", n->opset());
-      return NotSupported(what, ": op ", full, " is not supported by this build");
+        return NotSupported(what(), ": op ", full, " is not supported at opset ", n->opset());
+      return NotSupported(what(), ": op ", full, " is not supported by this build");
     }
     if (auto* ins = n->inputs()) {
       for (flatbuffers::uoffset_t k = 0; k < ins->size(); ++k) {
         int32_t idx = ins->Get(k);
-        std::string in_what = StrCat(what, " input ", k);
-        OC_RETURN_IF_ERROR(CheckIndex(idx, true, in_what));
+        auto in_what = [&] { return StrCat(what(), " input ", k); };
+        OM_TRY(CheckIndex(idx, true), in_what());
         if (idx >= 0 && kinds_[idx] == fb::ValueKind::Activation &&
             m_->values()->Get(idx)->arena_offset() < 0)
-          return InvalidFile(in_what, ": activation value ", idx, " has no arena offset");
+          return InvalidFile(in_what(), ": activation value ", idx, " has no arena offset");
       }
     }
     if (auto* outs = n->outputs()) {
       for (flatbuffers::uoffset_t k = 0; k < outs->size(); ++k) {
         int32_t idx = outs->Get(k);
-        std::string out_what = StrCat(what, " output ", k);
-        OC_RETURN_IF_ERROR(CheckIndex(idx, true, out_what));
+        auto out_what = [&] { return StrCat(what(), " output ", k); };
+        OM_TRY(CheckIndex(idx, true), out_what());
         if (idx < 0) continue;
         fb::ValueKind kind = kinds_[idx];
         if (kind != fb::ValueKind::Activation && kind != fb::ValueKind::Output)
-          return InvalidFile(out_what, ": value ", idx, " is a graph input or constant");
-        if (produced[idx]) return InvalidFile(out_what, ": value ", idx, " is produced twice");
+          return InvalidFile(out_what(), ": value ", idx, " is a graph input or constant");
+        if (produced[idx]) return InvalidFile(out_what(), ": value ", idx, " is produced twice");
         produced[idx] = true;
         if (kind == fb::ValueKind::Activation && m_->values()->Get(idx)->arena_offset() < 0)
-          return InvalidFile(out_what, ": activation value ", idx, " has no arena offset");
+          return InvalidFile(out_what(), ": activation value ", idx, " has no arena offset");
       }
     }
     if (auto* attrs = n->attributes()) {
-      std::unordered_set<std::string_view> names;
+      // Names are stored strictly sorted, which makes duplicates cheap to spot.
+      std::string_view prev;
       for (flatbuffers::uoffset_t k = 0; k < attrs->size(); ++k) {
         const fb::Attribute* a = attrs->Get(k);
         OC_RETURN_IF_ERROR(CheckAttribute(a, what));
-        if (!names.insert(std::string_view(a->name()->data(), a->name()->size())).second)
-          return InvalidFile(what, ": attribute '", Str(a->name()), "' appears twice");
+        std::string_view name(a->name()->data(), a->name()->size());
+        if (k > 0 && name == prev)
+          return InvalidFile(what(), ": attribute '", name, "' appears twice");
+        if (k > 0 && name < prev)
+          return InvalidFile(what(), ": attribute '", name, "' is out of order (names are sorted)");
+        prev = name;
       }
     }
-    OC_RETURN_IF_ERROR(
-        CheckBlobRange(n->prepacked_offset(), n->prepacked_size(), what + " prepacked weights"));
+    OM_TRY(CheckBlobRange(n->prepacked_offset(), n->prepacked_size()), what() + " prepacked weights");
   }
   for (size_t i = 0; i < num_values_; ++i)
     if (kinds_[i] == fb::ValueKind::Output && !produced[i])
