@@ -232,12 +232,14 @@ def test_log_info_prints_each_pass(model, tmp_path):
     log = compile_ok(model, tmp_path / "o", "--log=info")
     assert "pass shape-inference" in log
     assert "pass memory-planning" in log
+    assert "[parse model] done in" in log and "[write om] done in" in log
 
 
 def test_log_null_is_quiet(model, tmp_path):
     log = compile_ok(model, tmp_path / "o", "--log=null")
     assert "pass shape-inference" not in log
     assert "[INFO]" not in log
+    assert "[parse model]" not in log  # stage times only for compiles over a second
 
 
 def test_out_nodes_selects_outputs(tmp_path):

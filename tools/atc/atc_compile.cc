@@ -148,7 +148,6 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   st = WriteOmFile(om_path, *graph, prepacked, wopts);
   if (!st.ok()) return AtcError{"E13001", "cannot write '" + om_path + "': " + st.message()};
   progress.StageDone("write om");
-  progress.Flush();
 
   int64_t weights = 0, packed = 0;
   for (const auto& v : graph->values())

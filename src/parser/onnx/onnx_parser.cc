@@ -2,9 +2,15 @@
 // is checked before use, and every failure names the node/value/tensor at fault.
 #include "parser/onnx/onnx_parser.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <climits>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "onnx.pb.h"
@@ -39,7 +45,9 @@ const char* TypeCaseName(const onnx::TypeProto& t) {
 
 class GraphBuilder {
  public:
-  GraphBuilder(const onnx::ModelProto& model, std::string base_dir)
+  // Takes the model mutable so that weight bytes can be released as soon as
+  // they are copied, which keeps peak memory near one copy of the weights.
+  GraphBuilder(onnx::ModelProto& model, std::string base_dir)
       : model_(model), base_dir_(std::move(base_dir)), g_(std::make_unique<Graph>()) {}
 
   Expected<std::unique_ptr<Graph>> Build() {
@@ -49,7 +57,7 @@ class GraphBuilder {
     if (graph.sparse_initializer_size() > 0)
       return NotSupported("sparse initializers are not supported ('",
                           graph.sparse_initializer(0).values().name(), "')");
-    OC_RETURN_IF_ERROR(ReadInitializers(graph));
+    OC_RETURN_IF_ERROR(ReadInitializers(*model_.mutable_graph()));
     OC_RETURN_IF_ERROR(ReadInputs(graph));
     OC_RETURN_IF_ERROR(ReadNodes(graph));
     for (const auto& vi : graph.value_info()) {
@@ -88,13 +96,14 @@ class GraphBuilder {
     return Status::Ok();
   }
 
-  Status ReadInitializers(const onnx::GraphProto& graph) {
+  Status ReadInitializers(onnx::GraphProto& graph) {
     for (int i = 0; i < graph.initializer_size(); ++i) {
-      const onnx::TensorProto& t = graph.initializer(i);
+      onnx::TensorProto& t = *graph.mutable_initializer(i);
       if (t.name().empty()) return InvalidFile("initializer #", i, " has no name");
       if (g_->FindValue(t.name())) return InvalidFile("initializer '", t.name(), "' is defined twice");
       OC_ASSIGN_OR_RETURN(auto dt, DecodeTensor(t, base_dir_, StrCat("initializer '", t.name(), "'")));
       g_->AddConstant(t.name(), dt.dtype, std::move(dt.shape), std::move(dt.data));
+      if (t.has_raw_data()) std::string().swap(*t.mutable_raw_data());
     }
     return Status::Ok();
   }
@@ -327,7 +336,7 @@ class GraphBuilder {
     return Status::Ok();
   }
 
-  const onnx::ModelProto& model_;
+  onnx::ModelProto& model_;
   std::string base_dir_;
   std::unique_ptr<Graph> g_;
 };
@@ -355,20 +364,30 @@ Expected<std::unique_ptr<Graph>> ParseOnnxFile(const std::string& path, const On
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("model file '", path, "' does not exist");
   if (!fs::is_regular_file(path, ec)) return InvalidArgument("model path '", path, "' is not a file");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return IoError("cannot open model file '", path, "'");
-  const std::streamoff size = in.tellg();
-  if (size < 0) return IoError("cannot read model file '", path, "'");
-  if (size == 0) return InvalidFile("model file '", path, "' is empty (0 bytes)");
-  if (size > INT_MAX)
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError("cannot open model file '", path, "': ", std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return IoError("cannot stat model file '", path, "'");
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return InvalidFile("model file '", path, "' is empty (0 bytes)");
+  }
+  // Mapped rather than read: the protobuf parser copies what it keeps anyway,
+  // so a private buffer of the whole file would only add a copy.
+  void* map = size <= static_cast<size_t>(INT_MAX) ? ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0)
+                                                   : MAP_FAILED;
+  ::close(fd);
+  if (size > static_cast<size_t>(INT_MAX))
     return InvalidFile("model file '", path, "' is ", size, " bytes; protobuf cannot read files over 2 GiB, "
                        "so save the weights as ONNX external data");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  in.read(bytes.data(), size);
-  if (!in) return IoError("failed to read model file '", path, "'");
+  if (map == MAP_FAILED) return IoError("cannot map model file '", path, "': ", std::strerror(errno));
   std::string base_dir = fs::path(path).parent_path().string();
-  auto graph = ParseOnnxBytes(bytes.data(), bytes.size(), base_dir, options);
+  auto graph = ParseOnnxBytes(map, size, base_dir, options);
+  ::munmap(map, size);
   if (!graph.ok()) return graph.status().WithContext(StrCat("model '", path, "'"));
   return graph;
 }
