@@ -133,51 +133,14 @@ class ConvKernel final : public Kernel {
   std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
 
  private:
-  // One output channel per task: the channel multiplier maps output channel c
-  // to input channel c / mg_.
+  // One output channel plane per task; the channel multiplier maps output
+  // channel c to input channel c / mg_.
   void RunDepthwise(const float* x, const float* w, const float* bias, const float* z, float* y,
                     ThreadPool* pool) const {
-    const int64_t IH = g_.in[1], IW = g_.in[2], OH = g_.out[1], OW = g_.out[2];
-    const int64_t KH = g_.kernel[1], KW = g_.kernel[2];
-    const int64_t sh = g_.stride[1], sw = g_.stride[2], dh = g_.dilation[1], dw = g_.dilation[2];
-    const int64_t ph = g_.pad_begin[1], pw = g_.pad_begin[2];
-    const int64_t channels = g_.batch * g_.c_out;
-    pool->ParallelFor(channels, std::max<int64_t>(1, 4096 / (OH * OW * KH * KW + 1)), [&](int64_t c0, int64_t c1) {
-      for (int64_t bc = c0; bc < c1; ++bc) {
-        const int64_t b = bc / g_.c_out, c = bc % g_.c_out;
-        const float* xc = x + (b * g_.c_in + c / mg_) * IH * IW;
-        const float* wc = w + c * KH * KW;
-        float* yc = y + bc * OH * OW;
-        const float bv = bias ? bias[c] : 0.f;
-        for (int64_t oy = 0; oy < OH; ++oy) {
-          float* yrow = yc + oy * OW;
-          for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = bv;
-          for (int64_t ky = 0; ky < KH; ++ky) {
-            const int64_t iy = oy * sh - ph + ky * dh;
-            if (iy < 0 || iy >= IH) continue;
-            const float* xrow = xc + iy * IW;
-            for (int64_t kx = 0; kx < KW; ++kx) {
-              const float wv = wc[ky * KW + kx];
-              const int64_t off = kx * dw - pw;  // ix = ox*sw + off
-              // ox range with 0 <= ix < IW.
-              int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-              int64_t hi = IW - 1 - off < 0 ? -1 : (IW - 1 - off) / sw;
-              hi = std::min(hi, OW - 1);
-              if (sw == 1) {
-                const float* xs = xrow + off;
-                for (int64_t ox = lo; ox <= hi; ++ox) yrow[ox] += wv * xs[ox];
-              } else {
-                for (int64_t ox = lo; ox <= hi; ++ox) yrow[ox] += wv * xrow[ox * sw + off];
-              }
-            }
-          }
-          if (z) {
-            const float* zrow = z + bc * OH * OW + oy * OW;
-            for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] += zrow[ox];
-          }
-          if (act_.kind != ActivationKind::kNone) ApplyActivation(act_, yrow, OW);
-        }
-      }
+    const int64_t planes = g_.batch * g_.c_out;
+    const int64_t work = g_.OutSize() * g_.KernelSize();
+    pool->ParallelFor(planes, std::max<int64_t>(1, 16384 / (work + 1)), [&](int64_t c0, int64_t c1) {
+      DepthwiseConv(g_, mg_, x, w, bias, z, y, act_, c0, c1);
     });
   }
 

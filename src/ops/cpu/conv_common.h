@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "ops/cpu/activation.h"
 #include "graph/graph.h"
 
 namespace oc {
@@ -40,17 +41,18 @@ Expected<ConvGeometry> ResolveConv(const Node& node, const std::vector<int64_t>&
 Expected<ConvGeometry> ResolveConvTranspose(const Node& node, const std::vector<int64_t>& x,
                                             const std::vector<int64_t>& w);
 
-// Writes rows [row_begin, row_end) of the im2col matrix of one image group
-// (x points at its first channel), restricted to output positions
-// [p0, p0 + np): col[(r - row_begin) * ldcol + (p - p0)]. Row r is
-// (channel, kd, kh, kw) in row-major order.
-void Im2Col(const ConvGeometry& g, const float* x, int64_t p0, int64_t np, float* col, int64_t ldcol,
-            int64_t row_begin, int64_t row_end);
-// Packs the im2col block rows [k0, k0+kc) x positions [n0, n0+nc) straight into
-// GEMM B panels of width nr (panel stride kc*nr, missing columns zero), so the
-// im2col matrix never exists in memory.
+// Packs the im2col block rows [k0, k0+kc) x output positions [n0, n0+nc) of
+// one image group (x points at its first input channel) straight into GEMM B
+// panels of width nr (panel stride kc*nr, missing columns zero), so the im2col
+// matrix never exists in memory. Row r of im2col is (channel, kd, kh, kw).
+// Picks the loop build for SelectedIsa().
 void PackIm2ColPanels(const ConvGeometry& g, const float* x, int nr, int64_t k0, int64_t kc, int64_t n0,
                       int64_t nc, float* dst);
+// Depthwise convolution (C/group == 1, at most 2 spatial dims, mg output
+// channels per input channel) of image*channel planes [c0, c1): bias (may be
+// null), residual z (may be null), then the activation.
+void DepthwiseConv(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                   const float* z, float* y, const Activation& act, int64_t c0, int64_t c1);
 // Scatter-adds col rows (output channel, kd, kh, kw) for input positions
 // [p0, p0 + np) into y (one image group, `channels` output channels) - the
 // adjoint of Im2Col, with in/out swapped as ConvTranspose needs.

@@ -130,6 +130,13 @@ TEST(ConvOp, GroupsAndDepthwise) {
              .pads = {2, 0, 1, 2}},
             "depthwise multiplier 2, stride, dilation");
   CheckConv({.x = {1, 3, 17}, .m = 3, .k = {4}, .group = 3, .stride = {3}, .pads = {2, 1}}, "depthwise 1-D");
+  // 3x3 and 5x5 take the register-blocked interior loop; edges and padding rows around it.
+  CheckConv({.x = {2, 5, 23, 37}, .m = 5, .k = {5, 5}, .group = 5, .stride = {2, 2}, .pads = {2, 2, 2, 2},
+             .bias = true},
+            "depthwise 5x5 stride 2");
+  CheckConv({.x = {1, 3, 9, 40}, .m = 6, .k = {3, 3}, .group = 3, .dilation = {2, 2}, .pads = {2, 1, 2, 3}},
+            "depthwise 3x3 dilated, multiplier 2");
+  CheckConv({.x = {1, 2, 3, 3}, .m = 2, .k = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}, "depthwise tiny");
 }
 
 TEST(ConvOp, OneAndThreeSpatialDims) {

@@ -1,0 +1,205 @@
+// The data-movement and direct-convolution loops of Conv, written once and
+// compiled once per ISA: conv_loops.cc (baseline), conv_loops_avx2.cc and
+// conv_loops_avx512.cc include this with their own target flags so that the
+// compiler vectorises the same loops for each ISA. Everything here has
+// internal linkage (anonymous namespace), so the per-ISA copies never merge.
+// Callers use the dispatching entry points declared in conv_common.h.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ops/cpu/activation.h"
+#include "ops/cpu/conv_common.h"
+
+namespace oc {
+namespace {
+
+inline int64_t FloorDivL(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+inline int64_t CeilDivL(int64_t a, int64_t b) { return -FloorDivL(-a, b); }
+
+// Im2col rows [k0, k0+kc) x output positions [n0, n0+nc) packed into nr-wide
+// GEMM B panels: element (r, p) goes to panel (p-n0)/nr, row r-k0, column
+// (p-n0)%nr (panel stride kc*nr). Rows are walked outermost so that each input
+// row segment is decoded once and copied in panel-sized pieces.
+inline void PackIm2ColImpl(const ConvGeometry& g, const float* x, int nr, int64_t k0, int64_t kc, int64_t n0,
+                           int64_t nc, float* dst) {
+  const int64_t kd = g.kernel[0], kh = g.kernel[1], kw = g.kernel[2];
+  const int64_t ID = g.in[0], IH = g.in[1], IW = g.in[2];
+  const int64_t OH = g.out[1], OW = g.out[2];
+  const int64_t in_size = ID * IH * IW;
+  const int64_t sw = g.stride[2];
+  const int64_t panel_stride = kc * nr;
+  for (int64_t r = k0; r < k0 + kc; ++r) {
+    int64_t t = r;
+    const int64_t kx = t % kw; t /= kw;
+    const int64_t ky = t % kh; t /= kh;
+    const int64_t kz = t % kd; t /= kd;
+    const float* xc = x + t * in_size;
+    float* drow = dst + (r - k0) * nr;
+    const int64_t base = kx * g.dilation[2] - g.pad_begin[2];  // ix = ox * sw + base
+    const int64_t ox_lo = std::max<int64_t>(0, CeilDivL(-base, sw));
+    const int64_t ox_hi = std::min<int64_t>(OW, FloorDivL(IW - 1 - base, sw) + 1);
+    int64_t p = n0;
+    const int64_t pend = n0 + nc;
+    while (p < pend) {
+      const int64_t ox0 = p % OW;
+      const int64_t oy = (p / OW) % OH;
+      const int64_t oz = p / (OW * OH);
+      const int64_t run = std::min(OW - ox0, pend - p);
+      const int64_t iz = oz * g.stride[0] - g.pad_begin[0] + kz * g.dilation[0];
+      const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
+      const bool row_ok = iz >= 0 && iz < ID && iy >= 0 && iy < IH;
+      const float* xrow = xc + (iz * IH + iy) * IW;
+      // Valid j (ox = ox0 + j) in [lo, hi).
+      const int64_t lo = row_ok ? std::clamp(ox_lo - ox0, int64_t{0}, run) : run;
+      const int64_t hi = row_ok ? std::clamp(ox_hi - ox0, lo, run) : run;
+      for (int64_t j = 0; j < run;) {
+        const int64_t q = p + j - n0;
+        const int64_t col = q % nr;
+        const int64_t len = std::min<int64_t>(run - j, nr - col);
+        float* d = drow + (q / nr) * panel_stride + col;  // d[u - j] holds position j + (u - j)
+        const int64_t a = std::clamp(lo, j, j + len), b = std::clamp(hi, a, j + len);
+        for (int64_t u = j; u < a; ++u) d[u - j] = 0.f;
+        if (sw == 1) {
+          const float* s = xrow + ox0 + base;
+          for (int64_t u = a; u < b; ++u) d[u - j] = s[u];
+        } else {
+          for (int64_t u = a; u < b; ++u) d[u - j] = xrow[(ox0 + u) * sw + base];
+        }
+        for (int64_t u = b; u < j + len; ++u) d[u - j] = 0.f;
+        j += len;
+      }
+      p += run;
+    }
+  }
+  if (const int64_t tail = nc % nr) {
+    float* panel = dst + (nc / nr) * panel_stride;
+    for (int64_t r = 0; r < kc; ++r)
+      for (int64_t j = tail; j < nr; ++j) panel[r * nr + j] = 0.f;
+  }
+}
+
+// One output row of a depthwise conv, interior columns [lo, hi) where every
+// tap is inside the input row: all taps accumulate in registers (KH x KW known
+// at compile time, so the loop over ox vectorises). xr[ky] is the input row
+// for tap row ky, or null when that row is padding.
+template <int KH, int KW>
+inline void DepthwiseRowInterior(const float* const* xr, const float* wc, float bv, int64_t sw, int64_t dw,
+                                 int64_t pw, int64_t lo, int64_t hi, float* yrow) {
+  float wk[KH][KW];
+  bool live[KH];
+  for (int ky = 0; ky < KH; ++ky) {
+    live[ky] = xr[ky] != nullptr;
+    for (int kx = 0; kx < KW; ++kx) wk[ky][kx] = live[ky] ? wc[ky * KW + kx] : 0.f;
+  }
+  // Padding rows read row 0 of a live row with zero weights (keeps the loop branch-free).
+  const float* any = nullptr;
+  for (int ky = 0; ky < KH; ++ky) if (live[ky]) any = xr[ky];
+  if (!any) {
+    for (int64_t ox = lo; ox < hi; ++ox) yrow[ox] = bv;
+    return;
+  }
+  const float* rows[KH];
+  for (int ky = 0; ky < KH; ++ky) rows[ky] = live[ky] ? xr[ky] : any;
+  if (sw == 1) {
+    for (int64_t ox = lo; ox < hi; ++ox) {
+      float acc = bv;
+#pragma GCC unroll 8
+      for (int ky = 0; ky < KH; ++ky)
+#pragma GCC unroll 8
+        for (int kx = 0; kx < KW; ++kx) acc += wk[ky][kx] * rows[ky][ox + kx * dw - pw];
+      yrow[ox] = acc;
+    }
+  } else {
+    for (int64_t ox = lo; ox < hi; ++ox) {
+      float acc = bv;
+#pragma GCC unroll 8
+      for (int ky = 0; ky < KH; ++ky)
+#pragma GCC unroll 8
+        for (int kx = 0; kx < KW; ++kx) acc += wk[ky][kx] * rows[ky][ox * sw + kx * dw - pw];
+      yrow[ox] = acc;
+    }
+  }
+}
+
+// Depthwise (C/group == 1) convolution of output channels [c0, c1) of all
+// images (bc = image * C_out + channel), 1-D/2-D: bias, taps, residual, activation.
+inline void DepthwiseImpl(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                          const float* z, float* y, const Activation& act, int64_t c0, int64_t c1) {
+  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t KH = g.kernel[1], KW = g.kernel[2];
+  const int64_t sh = g.stride[1], sw = g.stride[2], dh = g.dilation[1], dw = g.dilation[2];
+  const int64_t ph = g.pad_begin[1], pw = g.pad_begin[2];
+  // Valid output columns per kernel column (divisions hoisted out of the loops).
+  constexpr int64_t kMaxKW = 32;
+  int64_t lo_kx[kMaxKW], hi_kx[kMaxKW];
+  auto range = [&](int64_t kx, int64_t* lo, int64_t* hi) {
+    const int64_t off = kx * dw - pw;
+    *lo = std::max<int64_t>(0, CeilDivL(-off, sw));
+    *hi = std::min<int64_t>(OW, FloorDivL(IW - 1 - off, sw) + 1);
+  };
+  int64_t in_lo = 0, in_hi = OW;  // columns where every tap is valid
+  for (int64_t kx = 0; kx < KW; ++kx) {
+    int64_t lo, hi;
+    range(kx, &lo, &hi);
+    if (kx < kMaxKW) lo_kx[kx] = lo, hi_kx[kx] = hi;
+    in_lo = std::max(in_lo, lo);
+    in_hi = std::min(in_hi, hi);
+  }
+  const bool fast = (KH == 3 && KW == 3) || (KH == 5 && KW == 5);
+  if (in_hi < in_lo) in_hi = in_lo;
+  for (int64_t bc = c0; bc < c1; ++bc) {
+    const int64_t b = bc / g.c_out, c = bc % g.c_out;
+    const float* xc = x + (b * g.c_in + c / mg) * IH * IW;
+    const float* wc = w + c * KH * KW;
+    float* yc = y + bc * OH * OW;
+    const float bv = bias ? bias[c] : 0.f;
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      float* yrow = yc + oy * OW;
+      // Edge columns (and every column for other kernel sizes): tap by tap.
+      const int64_t e_lo = fast ? in_lo : OW, e_hi = fast ? in_hi : OW;
+      for (int64_t ox = 0; ox < OW; ++ox)
+        if (ox < e_lo || ox >= e_hi) yrow[ox] = bv;
+      for (int64_t ky = 0; ky < KH; ++ky) {
+        const int64_t iy = oy * sh - ph + ky * dh;
+        if (iy < 0 || iy >= IH) continue;
+        const float* xrow = xc + iy * IW;
+        for (int64_t kx = 0; kx < KW; ++kx) {
+          const float wv = wc[ky * KW + kx];
+          const int64_t off = kx * dw - pw;  // ix = ox * sw + off
+          int64_t lo, hi;
+          if (kx < kMaxKW) lo = lo_kx[kx], hi = hi_kx[kx];
+          else range(kx, &lo, &hi);
+          // Skip the interior when the register-blocked loop handles it.
+          const int64_t a1 = lo, b1 = std::min(hi, e_lo), a2 = std::max(lo, e_hi), b2 = hi;
+          if (sw == 1) {
+            const float* xs = xrow + off;
+            for (int64_t ox = a1; ox < b1; ++ox) yrow[ox] += wv * xs[ox];
+            for (int64_t ox = a2; ox < b2; ++ox) yrow[ox] += wv * xs[ox];
+          } else {
+            for (int64_t ox = a1; ox < b1; ++ox) yrow[ox] += wv * xrow[ox * sw + off];
+            for (int64_t ox = a2; ox < b2; ++ox) yrow[ox] += wv * xrow[ox * sw + off];
+          }
+        }
+      }
+      if (fast && in_lo < in_hi) {
+        const float* xr[5];
+        for (int64_t ky = 0; ky < KH; ++ky) {
+          const int64_t iy = oy * sh - ph + ky * dh;
+          xr[ky] = (iy < 0 || iy >= IH) ? nullptr : xc + iy * IW;
+        }
+        if (KH == 3) DepthwiseRowInterior<3, 3>(xr, wc, bv, sw, dw, pw, in_lo, in_hi, yrow);
+        else DepthwiseRowInterior<5, 5>(xr, wc, bv, sw, dw, pw, in_lo, in_hi, yrow);
+      }
+      if (z) {
+        const float* zrow = z + bc * OH * OW + oy * OW;
+        for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] += zrow[ox];
+      }
+      if (act.kind != ActivationKind::kNone) ApplyActivation(act, yrow, OW);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oc
