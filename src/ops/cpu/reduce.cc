@@ -146,24 +146,47 @@ ReducePlan MakePlan(const std::vector<int64_t>& shape, const std::vector<bool>& 
 
 constexpr int64_t kTile = 64;
 
+// Accumulates a contiguous run with independent lanes (vectorisable without
+// reassociating), then merges the lanes.
+template <typename T, typename P>
+T AccumulateRun(const T* x, int64_t n, T shift) {
+  constexpr int kL = 16;
+  T acc[kL];
+  for (int l = 0; l < kL; ++l) acc[l] = P::init();
+  int64_t i = 0;
+  for (; i + kL <= n; i += kL)
+    for (int l = 0; l < kL; ++l) acc[l] = P::step(acc[l], x[i + l], shift);
+  T a = acc[0];
+  for (int l = 1; l < kL; ++l) a = P::combine(a, acc[l]);
+  for (; i < n; ++i) a = P::step(a, x[i], shift);
+  return a;
+}
+
 template <typename T, typename P>
 void ReduceRows(const ReducePlan& p, const T* x, T* y, const T* shift, ThreadPool& pool) {
   const int64_t r = p.r;
+  if (p.outer == 1 && r >= 2 * ew::kGrain) {
+    // One long row (reduce-all): split it into parts reduced in parallel.
+    constexpr int64_t kMaxParts = 64;
+    const int64_t parts = std::min<int64_t>(kMaxParts, r / ew::kGrain);
+    T partial[kMaxParts];
+    const T s = shift ? shift[0] : T(0);
+    pool.ParallelFor(parts, 1, [&](int64_t b, int64_t e) {
+      for (int64_t q = b; q < e; ++q) {
+        const int64_t lo = r * q / parts, hi = r * (q + 1) / parts;
+        partial[q] = AccumulateRun<T, P>(x + lo, hi - lo, s);
+      }
+    });
+    T a = partial[0];
+    for (int64_t q = 1; q < parts; ++q) a = P::combine(a, partial[q]);
+    y[0] = P::finish(a, r, s);
+    return;
+  }
   int64_t grain = std::max<int64_t>(1, ew::kGrain / std::max<int64_t>(r, 1));
   pool.ParallelFor(p.outer, grain, [&](int64_t b, int64_t e) {
-    constexpr int kL = 16;
     for (int64_t o = b; o < e; ++o) {
-      const T* xr = x + o * r;
       const T s = shift ? shift[o] : T(0);
-      T acc[kL];
-      for (int l = 0; l < kL; ++l) acc[l] = P::init();
-      int64_t i = 0;
-      for (; i + kL <= r; i += kL)
-        for (int l = 0; l < kL; ++l) acc[l] = P::step(acc[l], xr[i + l], s);
-      T a = acc[0];
-      for (int l = 1; l < kL; ++l) a = P::combine(a, acc[l]);
-      for (; i < r; ++i) a = P::step(a, xr[i], s);
-      y[o] = P::finish(a, r, s);
+      y[o] = P::finish(AccumulateRun<T, P>(x + o * r, r, s), r, s);
     }
   });
 }

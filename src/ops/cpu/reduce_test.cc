@@ -152,11 +152,13 @@ TEST(EwReduce, IntegerTypesLargeInputsAndErrors) {
 
   const int64_t n = 1000003;
   auto x = ewtest::RandomFloats(n, 0.f, 1.f, 8);
-  r = RunOp("ReduceSum", {Make({n}, x)});
-  ASSERT_TRUE(r.ok());
-  double s = 0;
-  for (float v : x) s += v;
-  EXPECT_NEAR((*r)[0].as<float>()[0], s, 1e-5 * s);
+  x[12345] = 3.f;  // a unique maximum inside one of the parallel parts
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceLogSumExp", "ReduceL2"}) {
+    r = RunOp(op, {Make({n}, x)});
+    ASSERT_TRUE(r.ok()) << op;
+    double want = RefReduce(op, x, {n}, {})[0];
+    EXPECT_NEAR((*r)[0].as<float>()[0], want, 1e-5 * std::fabs(want)) << op;
+  }
   // Many small rows: parallel over outputs.
   r = RunOp("ReduceMax", {Make({n / 7, 7}, std::vector<float>(x.begin(), x.begin() + n / 7 * 7)), Make<int64_t>({1}, {1})});
   ASSERT_TRUE(r.ok());
