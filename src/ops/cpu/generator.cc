@@ -1,6 +1,7 @@
 // Ops that create tensors: ConstantOfShape, Range, EyeLike, OneHot.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "ops/cpu/tensor_util.h"
 #include "ops/infer_util.h"
@@ -91,18 +92,28 @@ Status InferRange(Node& node) {
     if (node.input(i)->dtype != t)
       return InvalidArgument(node.Describe(), ": input ", i, " has dtype ", DataTypeName(node.input(i)->dtype),
                              ", expected ", DataTypeName(t), " like start");
-  auto start = ConstScalar(node.input(0)), limit = ConstScalar(node.input(1)), delta = ConstScalar(node.input(2));
   int64_t count = -1;
-  if (start && limit && delta) {
-    if (*delta == 0) return InvalidArgument(node.Describe(), ": delta is 0");
-    if (t == DataType::kFloat32 || t == DataType::kFloat64) {
-      count = static_cast<int64_t>(std::max(0.0, std::ceil((*limit - *start) / *delta)));
-    } else {
-      // Integers: exact ceil division.
-      const int64_t s = static_cast<int64_t>(*start), l = static_cast<int64_t>(*limit), d = static_cast<int64_t>(*delta);
-      const int64_t span = l - s;
-      count = d > 0 ? (span > 0 ? (span + d - 1) / d : 0) : (span < 0 ? (-span + (-d) - 1) / (-d) : 0);
-    }
+  const Value *vs = node.input(0), *vl = node.input(1), *vd = node.input(2);
+  const size_t es = DataTypeSize(t);
+  if (vs->constant && vl->constant && vd->constant && vs->constant->size() == es && vl->constant->size() == es &&
+      vd->constant->size() == es) {
+    bool zero = false;
+    // In the input type, as ONNX defines it: float rounding can change the count.
+    DispatchArithmetic(t, [&](auto tag) {
+      using E = decltype(tag);
+      E s, l, d;
+      std::memcpy(&s, vs->constant->data(), sizeof(E));
+      std::memcpy(&l, vl->constant->data(), sizeof(E));
+      std::memcpy(&d, vd->constant->data(), sizeof(E));
+      if (d == E(0)) { zero = true; return; }
+      if constexpr (std::is_floating_point_v<E>) {
+        count = static_cast<int64_t>(std::max<E>(E(0), std::ceil((l - s) / d)));
+      } else {
+        const int64_t span = static_cast<int64_t>(l) - static_cast<int64_t>(s), dd = static_cast<int64_t>(d);
+        count = dd > 0 ? (span > 0 ? (span + dd - 1) / dd : 0) : (span < 0 ? (-span - dd - 1) / (-dd) : 0);
+      }
+    });
+    if (zero) return InvalidArgument(node.Describe(), ": delta is 0");
   }
   SetOutput(node, 0, t, {count});
   return Status::Ok();
