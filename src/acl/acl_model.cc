@@ -251,13 +251,20 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
   if (aclError e = ResolveStream(stream, stream_out)) return e;
   std::vector<const void*> ins(in_ptrs.begin(), in_ptrs.end());
   model->BeginExecution();
-  (*stream_out)->queue.Enqueue(
-      [model, ins = std::move(ins), outs = std::move(out_ptrs)]() -> oc::Status {
-        oc::Status st = model->Run(ins, outs);
-        model->EndExecution();
-        return st;
-      },
-      StrCat("execution of model ", modelId));
+  try {
+    (*stream_out)->queue.Enqueue(
+        [model, ins = std::move(ins), outs = std::move(out_ptrs)]() -> oc::Status {
+          struct Done {
+            ModelObj* m;
+            ~Done() { m->EndExecution(); }
+          } done{model.get()};
+          return model->Run(ins, outs);
+        },
+        StrCat("execution of model ", modelId));
+  } catch (...) {
+    model->EndExecution();  // never queued: aclmdlUnload must not wait for it
+    throw;
+  }
   return ACL_SUCCESS;
 }
 
