@@ -7,6 +7,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "ops/cpu/gemm_kernel.h"
@@ -278,6 +280,33 @@ TEST(GemmDriver, PlanReusedAcrossShapesAndThreads) {
     plan.Run(g, &pool);
     ExpectNear(c, want, k, "plan reuse");
   }
+}
+
+TEST(GemmDriver, ConcurrentRunsOnOnePlan) {
+  // A model's kernels are shared by concurrent executions; their plan's
+  // packing buffers must not be used by two runs at once.
+  const GemmUkernel& uk = DefaultUkernel();
+  const int64_t m = 70, n = 90, k = 300;
+  SgemmPlan plan(uk, m, n, k, 1);
+  auto a = Random(m * k, 17), b1 = Random(k * n, 18), b2 = Random(k * n, 19);
+  std::vector<float> want1(m * n), want2(m * n);
+  NaiveGemm(m, n, k, a.data(), k, false, b1.data(), n, false, want1.data(), n, 1.f, 0.f);
+  NaiveGemm(m, n, k, a.data(), k, false, b2.data(), n, false, want2.data(), n, 1.f, 0.f);
+  std::vector<float> c1(m * n), c2(m * n);
+  auto worker = [&](const std::vector<float>& b, std::vector<float>& c) {
+    ThreadPool pool(1);
+    for (int rep = 0; rep < 20; ++rep) {
+      SgemmArgs g;
+      g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = b.data(), g.ldb = n;
+      g.c = c.data(), g.ldc = n;
+      plan.Run(g, &pool);
+    }
+  };
+  std::thread t1(worker, std::cref(b1), std::ref(c1)), t2(worker, std::cref(b2), std::ref(c2));
+  t1.join();
+  t2.join();
+  ExpectNear(c1, want1, k, "concurrent run 1");
+  ExpectNear(c2, want2, k, "concurrent run 2");
 }
 
 }  // namespace
