@@ -353,6 +353,13 @@ TEST(OmRobustnessTest, OutOfRangeContentsAreRejectedWithTheFieldAtFault) {
       {"duplicate value name", [](Spec& s) { s.values[2].name = "t"; }, "duplicate value name"},
       {"duplicate attribute",
        [](Spec& s) { s.nodes[0].attrs = {SpecAttr(), SpecAttr()}; }, "appears twice"},
+      {"attribute names out of order",
+       [](Spec& s) {
+         SpecAttr b, a;
+         b.name = "beta";
+         s.nodes[0].attrs = {b, a};
+       },
+       "out of order"},
       {"unknown attribute kind",
        [](Spec& s) {
          SpecAttr a;
