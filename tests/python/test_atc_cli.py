@@ -364,3 +364,17 @@ def test_digits_demo_model_compiles(tmp_path):
         pytest.skip("operators of the demo model are not registered in this build yet: " + out.splitlines()[-1])
     assert rc == 0, out
     assert (tmp_path / "digits.om").is_file()
+
+
+def test_input_names_may_contain_colons(tmp_path):
+    x = helper.make_tensor_value_info("input:0", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Identity", ["input:0"], ["y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    path = tmp_path / "colon.onnx"
+    onnx.save(model, str(path))
+    rc, out = run_atc(f"--model={path}", "--framework=5", f"--output={tmp_path / 'c'}", "--input_shape=input:0:3,4")
+    assert rc == 0, out
+    rc, out = run_atc("--mode=6", f"--om={tmp_path / 'c.om'}")
+    assert rc == 0 and "[3,4]" in out.replace(" ", ""), out

@@ -199,6 +199,11 @@ class GraphBuilder {
                              "' is already defined (by a graph input, initializer or another node)");
         outputs.push_back(g_->AddValue(out));
       }
+      for (const auto& fn : model_.functions())
+        if (fn.name() == np.op_type() && CanonicalDomain(fn.domain()) == domain)
+          return NotSupported("node '", name, "' calls the model-local function '", np.op_type(),
+                              "', and local functions are not supported yet; inline them first "
+                              "(onnx.inliner.inline_local_functions)");
       Node* node = g_->AddNode(np.op_type(), name, {}, std::move(outputs), domain);
       auto it = g_->opset_imports.find(domain);
       if (it == g_->opset_imports.end())

@@ -544,6 +544,24 @@ TEST(OnnxParser, ListsAllUnsupportedOperatorsInOneError) {
   EXPECT_EQ(e.find("Identity"), std::string::npos) << e;
 }
 
+TEST(OnnxParser, LocalFunctionCallsAreNotSupportedWithAHint) {
+  onnx::ModelProto m = MakeModel();
+  auto* op = m.add_opset_import();
+  op->set_domain("local");
+  op->set_version(1);
+  auto* fn = m.add_functions();
+  fn->set_name("MyFn");
+  fn->set_domain("local");
+  AddInput(m, "x", {"2"});
+  AddNode(m, "MyFn", {"x"}, {"y"}, "call", "local");
+  AddOutput(m, "y");
+  auto g = Parse(m);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kNotSupported);
+  EXPECT_NE(g.status().message().find("MyFn"), std::string::npos);
+  EXPECT_NE(g.status().message().find("inline"), std::string::npos);
+}
+
 TEST(OnnxParser, RejectsUndefinedInputsAndDoubleDefinitions) {
   onnx::ModelProto m = MakeModel();
   AddInput(m, "x", {"2"});
