@@ -183,8 +183,8 @@ class PoolKernel final : public Kernel {
     const AxisWindows& a2 = plan_.axis[2];
     const int64_t in1 = a1.in, in2 = a2.in;
     const int64_t d0 = a0.dilation, d1 = a1.dilation, d2 = a2.dilation;
-    const T inv_p = static_cast<T>(1.0 / plan_.p);
-    const T p = static_cast<T>(plan_.p);
+    [[maybe_unused]] const T inv_p = static_cast<T>(1.0 / plan_.p);
+    [[maybe_unused]] const T p = static_cast<T>(plan_.p);
     const size_t n0 = a0.start.size(), n1 = a1.start.size(), n2 = a2.start.size();
     for (size_t o0 = 0; o0 < n0; ++o0) {
       for (size_t o1 = 0; o1 < n1; ++o1) {
@@ -245,9 +245,11 @@ Expected<KernelPtr> MakePool(const KernelInit& init) {
   const Node& n = init.node;
   OC_RETURN_IF_ERROR(RequireStaticShapes(n));
   const Value& x = *n.input(0);
-  if (x.dtype != DataType::kFloat32 && x.dtype != DataType::kFloat64)
-    return NotSupported(n.Describe(), ": dtype ", DataTypeName(x.dtype),
-                        " is not supported (float32 and float64 only)");
+  PoolKind kind = KindOf(n.op_type);
+  bool int8_max = kind == PoolKind::kMax && (x.dtype == DataType::kInt8 || x.dtype == DataType::kUInt8);
+  if (x.dtype != DataType::kFloat32 && x.dtype != DataType::kFloat64 && !int8_max)
+    return NotSupported(n.Describe(), ": dtype ", DataTypeName(x.dtype), " is not supported (float32 and float64",
+                        kind == PoolKind::kMax ? ", int8, uint8)" : ")");
   if (x.shape.size() < 3)
     return InvalidArgument(n.Describe(), ": input X must have rank >= 3, got ", x.ShapeString());
   int rank = static_cast<int>(x.shape.size()) - 2;
@@ -264,7 +266,6 @@ Expected<KernelPtr> MakePool(const KernelInit& init) {
   } else {
     OC_ASSIGN_OR_RETURN(g, ComputeGeometry(n, x.shape));
   }
-  PoolKind kind = KindOf(n.op_type);
   PoolPlan plan;
   plan.planes = x.shape[0] * x.shape[1];
   plan.in_size = ShapeProduct(g.in);
@@ -295,6 +296,8 @@ Expected<KernelPtr> MakePool(const KernelInit& init) {
       for (int i = 0; i < rank; ++i) { mul[i] = m; m *= g.in[i]; }
     for (int i = 0; i < rank; ++i) plan.index_mul[lead + i] = mul[i];
   }
+  if (x.dtype == DataType::kInt8) return KernelPtr(new PoolKernel<int8_t, PoolKind::kMax>(std::move(plan)));
+  if (x.dtype == DataType::kUInt8) return KernelPtr(new PoolKernel<uint8_t, PoolKind::kMax>(std::move(plan)));
   if (x.dtype == DataType::kFloat64) return MakePoolTyped<double>(kind, std::move(plan));
   return MakePoolTyped<float>(kind, std::move(plan));
 }

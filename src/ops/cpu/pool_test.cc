@@ -337,6 +337,25 @@ TEST(PoolTest, Float64AveragePool) {
   EXPECT_DOUBLE_EQ(y[3], (5 + 5.5 + 7 + 7.5) / 4);
 }
 
+TEST(PoolTest, Int8AndUint8MaxPool) {
+  std::vector<int8_t> x = {-5, 3, -128, 7, 1, -2, 0, 127, -1};
+  OpTester t("MaxPool", 12);
+  t.Input<int8_t>({1, 1, 3, 3}, x).Outputs(1);
+  t.node().SetInts("kernel_shape", {2, 2});
+  auto r = t.Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<int8_t> got(r->data[0].as<int8_t>(), r->data[0].as<int8_t>() + 4);
+  EXPECT_EQ(got, (std::vector<int8_t>{7, 3, 127, 127}));
+  std::vector<uint8_t> u = {200, 3, 255, 7};
+  OpTester tu("MaxPool", 12);
+  tu.Input<uint8_t>({1, 1, 4}, u).Outputs(1);
+  tu.node().SetInts("kernel_shape", {2});
+  auto ru = tu.Run();
+  ASSERT_TRUE(ru.ok()) << ru.status().ToString();
+  std::vector<uint8_t> gu(ru->data[0].as<uint8_t>(), ru->data[0].as<uint8_t>() + 3);
+  EXPECT_EQ(gu, (std::vector<uint8_t>{200, 255, 255}));
+}
+
 TEST(PoolTest, ErrorsNameTheProblem) {
   OpTester t("MaxPool", 12);
   t.InputF({1, 1, 4, 4}, std::vector<float>(16)).Outputs(1);
