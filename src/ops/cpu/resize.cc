@@ -110,14 +110,18 @@ Expected<ResizeSpec> ResolveSpec(const Node& n, const std::vector<int64_t>& in) 
     std::string policy = n.GetString("keep_aspect_ratio_policy", "stretch");
     if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
       return InvalidArgument(n.Describe(), ": unknown keep_aspect_ratio_policy '", policy, "'");
-    for (size_t i = 0; i < k; ++i)
-      if (in[axes[i]] < 0) return NotSupported(n.Describe(), ": resizing a dynamic axis is not supported");
     if (policy == "stretch") {
+      // A dynamic input axis still gets its size; its scale is only needed by
+      // the kernel, which sees static shapes.
       for (size_t i = 0; i < k; ++i) {
         s.out[axes[i]] = (*sizes)[i];
-        s.scales[axes[i]] = static_cast<float>((*sizes)[i]) / static_cast<float>(in[axes[i]]);
+        if (in[axes[i]] > 0)
+          s.scales[axes[i]] = static_cast<float>((*sizes)[i]) / static_cast<float>(in[axes[i]]);
       }
     } else {
+      for (size_t i = 0; i < k; ++i)
+        if (in[axes[i]] < 0)
+          return NotSupported(n.Describe(), ": keep_aspect_ratio_policy '", policy, "' needs static input dims");
       double sc = policy == "not_larger" ? 1e300 : 0;
       for (size_t i = 0; i < k; ++i) {
         double r = static_cast<float>((*sizes)[i]) / static_cast<float>(in[axes[i]]);

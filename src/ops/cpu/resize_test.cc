@@ -248,6 +248,17 @@ TEST(ResizeTest, Resize10NearestFloorsWhenEnlargingAndCeilsWhenShrinking) {
   EXPECT_EQ(ru->F(0), (std::vector<float>{0, 0, 0, 1, 1, 0, 0, 0, 1, 1, 2, 2, 2, 3, 3}));
 }
 
+TEST(ResizeTest, DynamicBatchKeepsShapeInference) {
+  OpTester s("Resize", 13);
+  s.DynamicInput(DataType::kFloat32, {-1, 3, 4, 4}).NoInput().NoInput().InputI64({4}, {1, 3, 8, 2}).Outputs(1);
+  ASSERT_TRUE(s.Prepare().ok());
+  EXPECT_EQ(s.node().output(0)->shape, (std::vector<int64_t>{1, 3, 8, 2}));
+  OpTester c("Resize", 13);
+  c.DynamicInput(DataType::kFloat32, {-1, 3, 4, 4}).NoInput().InputF({4}, {1, 1, 2, 0.5f}).Outputs(1);
+  ASSERT_TRUE(c.Prepare().ok());
+  EXPECT_EQ(c.node().output(0)->shape, (std::vector<int64_t>{-1, 3, 8, 2}));
+}
+
 TEST(ResizeTest, ErrorsNameTheProblem) {
   OpTester d("Resize", 13);
   d.InputF({1, 1, 2, 2}, std::vector<float>(4)).NoInput().DynamicInput(DataType::kFloat32, {4}).Outputs(1);
