@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/cpu_features.h"
 #include "ops/infer_util.h"
 
 namespace oc {
@@ -141,19 +142,47 @@ void StridedCopy::RunGeneric(const T* in, T* out, ThreadPool* pool) const {
   });
 }
 
-// out[b][i][j] = in[b_off + j * R + i] for an R x C output tile grid. Blocks keep
-// both the rows read and the rows written in cache.
+#if defined(__x86_64__) || defined(_M_X64)
+void x32_transpose_8x8__avx2(const uint32_t* src, int64_t src_stride, uint32_t* dst, int64_t dst_stride);
+#endif
+
+namespace {
+
+template <typename T>
+void Transpose8x8Scalar(const T* src, int64_t src_stride, T* dst, int64_t dst_stride) {
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) dst[i * dst_stride + j] = src[j * src_stride + i];
+}
+
+template <typename T>
+using Tile8Fn = void (*)(const T*, int64_t, T*, int64_t);
+
+template <typename T>
+Tile8Fn<T> SelectTile8() {
+#if defined(__x86_64__) || defined(_M_X64)
+  if constexpr (sizeof(T) == 4)
+    if (SelectedIsa() >= Isa::kAvx2 && SelectedIsa() != Isa::kNeon) return x32_transpose_8x8__avx2;
+#endif
+  return Transpose8x8Scalar<T>;
+}
+
+}  // namespace
+
+// out[b][i][j] = in[b_off + j * R + i]. A task is a band of kBand output rows of
+// one batch; it walks the columns in 8x8 tiles, so both the 8 rows read and the
+// kBand rows written stay in L1 even when R and C are powers of two.
 template <typename T>
 void StridedCopy::RunTranspose2D(const T* in, T* out, ThreadPool* pool) const {
-  constexpr int64_t kBlock = 32;
+  constexpr int64_t kBand = 32;
   const int r = rank_;
   const int64_t R = dims_[r - 2], C = dims_[r - 1];
   const int64_t batch = total_ / (R * C);
-  const int64_t row_blocks = (R + kBlock - 1) / kBlock;
-  const int64_t grain = std::max<int64_t>(1, kCopyGrainBytes / (kBlock * C * static_cast<int64_t>(sizeof(T))));
-  pool->ParallelFor(batch * row_blocks, grain, [&](int64_t b, int64_t e) {
+  const int64_t bands = (R + kBand - 1) / kBand;
+  const int64_t grain = std::max<int64_t>(1, kCopyGrainBytes / (kBand * C * static_cast<int64_t>(sizeof(T))));
+  const Tile8Fn<T> tile = SelectTile8<T>();
+  pool->ParallelFor(batch * bands, grain, [&](int64_t b, int64_t e) {
     for (int64_t t = b; t < e; ++t) {
-      int64_t bi = t / row_blocks, rb = t % row_blocks;
+      const int64_t bi = t / bands, band = t % bands;
       int64_t off = offset_, rem = bi;
       for (int d = r - 3; d >= 0; --d) {
         off += (rem % dims_[d]) * strides_[d];
@@ -161,12 +190,16 @@ void StridedCopy::RunTranspose2D(const T* in, T* out, ThreadPool* pool) const {
       }
       const T* src = in + off;
       T* dst = out + bi * R * C;
-      const int64_t r0 = rb * kBlock, r1 = std::min(R, r0 + kBlock);
-      for (int64_t c0 = 0; c0 < C; c0 += kBlock) {
-        const int64_t c1 = std::min(C, c0 + kBlock);
-        for (int64_t i = r0; i < r1; ++i)
-          for (int64_t j = c0; j < c1; ++j) dst[i * C + j] = src[j * R + i];
+      const int64_t r0 = band * kBand, r1 = std::min(R, r0 + kBand);
+      int64_t c0 = 0;
+      for (; c0 + 8 <= C; c0 += 8) {
+        int64_t i = r0;
+        for (; i + 8 <= r1; i += 8) tile(src + c0 * R + i, R, dst + i * C + c0, C);
+        for (; i < r1; ++i)
+          for (int64_t j = c0; j < c0 + 8; ++j) dst[i * C + j] = src[j * R + i];
       }
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = c0; j < C; ++j) dst[i * C + j] = src[j * R + i];
     }
   });
 }
