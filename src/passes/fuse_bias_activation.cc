@@ -7,9 +7,11 @@
 //     (activation ops, or exact GELU spelled with Erf as pre-opset-20 exporters do)
 // A value is fused away only when the fused node is its sole reader and it is not
 // a graph output, so no one else can observe the intermediate.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "ops/infer_util.h"
@@ -35,11 +37,27 @@ struct Fuser {
     return !only_registered || OpRegistry::Global().Find(kOpenCannDomain, op, 1) != nullptr;
   }
 
-  // The node that alone reads `v`, or nullptr.
+  // Readers of each value, one entry per use. Built per phase and kept exact by
+  // AbsorbAll, so that the pass stays linear on graphs with thousands of nodes.
+  std::unordered_map<const Value*, std::vector<Node*>> readers;
+
+  void IndexReaders() {
+    readers.clear();
+    for (auto& n : graph.nodes())
+      for (const Value* in : n->inputs)
+        if (in) readers[in].push_back(n.get());
+  }
+  const std::vector<Node*>& ReadersOf(const Value* v) const {
+    static const std::vector<Node*> kNone;
+    auto it = readers.find(v);
+    return it == readers.end() ? kNone : it->second;
+  }
+
+  // The node that alone reads `v` (once), or nullptr.
   Node* SoleReader(const Value* v) const {
-    if (!v || graph.IsGraphOutput(v) || CountUses(graph, v) != 1) return nullptr;
-    auto readers = graph.Consumers(v);
-    return readers.size() == 1 ? readers[0] : nullptr;
+    if (!v || graph.IsGraphOutput(v)) return nullptr;
+    const auto& r = ReadersOf(v);
+    return r.size() == 1 ? r[0] : nullptr;
   }
 
   void MakeFused(Node& node, const char* op) {
@@ -55,7 +73,19 @@ struct Fuser {
   // `node` now writes `new_out`, which the removed `absorbed` nodes computed.
   void AbsorbAll(Node& node, const std::vector<Node*>& absorbed, Value* new_out) {
     Value* old_out = node.outputs[0];
-    for (Node* n : absorbed) graph.RemoveNode(n);
+    for (Node* n : absorbed) {
+      // Uses by a removed node move to `node` where it took the input over.
+      for (const Value* in : n->inputs) {
+        if (!in) continue;
+        auto& r = readers[in];
+        auto it = std::find(r.begin(), r.end(), n);
+        if (it == r.end()) continue;
+        const bool taken_over = std::find(node.inputs.begin(), node.inputs.end(), in) != node.inputs.end();
+        if (taken_over && std::find(r.begin(), r.end(), &node) == r.end()) *it = &node;
+        else r.erase(it);
+      }
+      graph.RemoveNode(n);
+    }
     node.outputs[0] = new_out;
     new_out->producer = &node;
     old_out->producer = nullptr;
@@ -78,12 +108,12 @@ struct Fuser {
   // in one of three association orders. Returns the nodes of the pattern and
   // its result when `y` feeds exactly that pattern and nothing else.
   bool MatchErfGelu(Value* y, std::vector<Node*>* nodes, Value** result) const {
-    if (graph.IsGraphOutput(y) || CountUses(graph, y) != 2) return false;
-    auto readers = graph.Consumers(y);
-    if (readers.size() != 2) return false;
+    if (graph.IsGraphOutput(y)) return false;
+    const auto& r = ReadersOf(y);
+    if (r.size() != 2 || r[0] == r[1]) return false;
     for (int scale_idx = 0; scale_idx < 2; ++scale_idx) {
-      Node* scale = readers[scale_idx];
-      Node* mul_y = readers[1 - scale_idx];
+      Node* scale = r[scale_idx];
+      Node* mul_y = r[1 - scale_idx];
       const bool by_div = IsScalar(BinaryOther(scale, "Div", y), 1.41421356f);
       const bool by_mul = IsScalar(BinaryOther(scale, "Mul", y), 0.70710678f);
       if (!by_div && !by_mul) continue;
@@ -235,6 +265,7 @@ struct Fuser {
   // order: removing it leaves index i on `n` and the walk continues correctly.
   template <typename F>
   void ForEachNode(F f) {
+    IndexReaders();
     for (size_t i = 0; i < graph.nodes().size(); ++i) f(*graph.nodes()[i]);
   }
 };
