@@ -10,6 +10,7 @@
 
 #include "ops/cpu/cast_util.h"
 #include "ops/cpu/elementwise_common.h"
+#include "ops/cpu/elementwise_math.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -80,6 +81,24 @@ class CastKernel final : public Kernel {
   int64_t n_;
 };
 
+// float32 <-> float16 through the ISA-selected converters (F16C where present).
+template <bool kToHalf>
+class HalfKernel final : public Kernel {
+ public:
+  explicit HalfKernel(int64_t n) : n_(n) {}
+  Status Run(const KernelIO& io) override {
+    const auto& mk = ew::MathKernels();
+    io.pool->ParallelFor(n_, ew::kGrain, [&](int64_t b, int64_t e) {
+      if constexpr (kToHalf) mk.f32_to_f16(io.in<float>(0) + b, io.out<uint16_t>(0) + b, e - b);
+      else mk.f16_to_f32(io.in<uint16_t>(0) + b, io.out<float>(0) + b, e - b);
+    });
+    return Status::Ok();
+  }
+
+ private:
+  int64_t n_;
+};
+
 class CopyKernel final : public Kernel {
  public:
   explicit CopyKernel(size_t bytes) : bytes_(bytes) {}
@@ -118,6 +137,8 @@ Expected<KernelPtr> MakeCastFor(const Node& n, DataType to) {
   const DataType from = n.input(0)->dtype;
   const int64_t count = n.input(0)->NumElements();
   if (from == to) return KernelPtr(new CopyKernel(static_cast<size_t>(n.input(0)->ByteSize())));
+  if (from == DataType::kFloat32 && to == DataType::kFloat16) return KernelPtr(new HalfKernel<true>(count));
+  if (from == DataType::kFloat16 && to == DataType::kFloat32) return KernelPtr(new HalfKernel<false>(count));
   KernelPtr k;
   bool ok_from = VisitType(from, [&](auto s) {
     using S = decltype(s);

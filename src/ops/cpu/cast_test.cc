@@ -127,7 +127,21 @@ TEST(EwCast, HalfTensorsLargeAndCastLike) {
   auto r = RunOp("Cast", {Make({n}, x)}, To(DataType::kFloat16));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   auto h = (*r)[0].as<uint16_t>();
-  for (int64_t i = 0; i < n; i += 97) ASSERT_EQ(h[i], ew::FloatToHalf(x[i])) << i;
+  x[5] = std::nanf("");
+  x[6] = 1e-7f;      // subnormal half
+  x[7] = -65520.f;   // rounds to -inf
+  r = RunOp("Cast", {Make({n}, x)}, To(DataType::kFloat16));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  h = (*r)[0].as<uint16_t>();
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(h[i], ew::FloatToHalf(x[i])) << i;
+  r = RunOp("Cast", {(*r)[0]}, To(DataType::kFloat32));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto back = (*r)[0].as<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    float want = ew::HalfToFloat(h[i]);
+    if (std::isnan(want)) ASSERT_TRUE(std::isnan(back[i])) << i;
+    else ASSERT_EQ(back[i], want) << i;
+  }
   auto like = Make<uint16_t>({1}, {0}, DataType::kBFloat16);
   r = RunOp("CastLike", {Make<double>({2}, {1.5, -3.0}), like}, nullptr, 15);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

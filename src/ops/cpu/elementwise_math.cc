@@ -1,6 +1,9 @@
 #include "ops/cpu/elementwise_math.h"
 
+#include <limits>
+
 #include "base/cpu_features.h"
+#include "ops/cpu/cast_util.h"
 
 namespace oc::ew {
 namespace {
@@ -14,12 +17,34 @@ float TanhF(float x) { return std::tanh(x); }
 float ErfF(float x) { return std::erf(x); }
 float SiluF(float x) { return x * SigmoidRef(x); }
 
+float RowMaxScalar(const float* x, int64_t n) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+float ExpSumScalar(const float* x, float* y, int64_t n, float shift) {
+  float s = 0.f;
+  for (int64_t i = 0; i < n; ++i) {
+    float e = std::exp(x[i] - shift);
+    if (y) y[i] = e;
+    s += e;
+  }
+  return s;
+}
+void ToHalfScalar(const float* x, uint16_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = FloatToHalf(x[i]);
+}
+void FromHalfScalar(const uint16_t* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = HalfToFloat(x[i]);
+}
+
 }  // namespace
 
 const F32MathKernels& ScalarMathKernels() {
   static const F32MathKernels k{"scalar",        Apply<ExpF>,  Apply<TanhF>,
                                 Apply<SigmoidRef>, Apply<ErfF>, Apply<GeluRef>,
-                                Apply<GeluTanhRef>, Apply<SiluF>};
+                                Apply<GeluTanhRef>, Apply<SiluF>, RowMaxScalar,
+                                ExpSumScalar,  ToHalfScalar, FromHalfScalar};
   return k;
 }
 

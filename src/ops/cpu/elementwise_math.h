@@ -20,6 +20,13 @@ struct F32MathKernels {
   F32ArrayFn gelu;       // 0.5 x (1 + erf(x / sqrt 2))
   F32ArrayFn gelu_tanh;  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   F32ArrayFn silu;       // x * sigmoid(x)
+  // Softmax building blocks: the max of x[0, n) (NaN ignored; -inf when n == 0),
+  // and sum of exp(x[i] - shift), also stored to y[i] when y is not null.
+  float (*row_max)(const float* x, int64_t n);
+  float (*exp_sum)(const float* x, float* y, int64_t n, float shift);
+  // float32 <-> float16 bits, round to nearest even (hardware F16C where present).
+  void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n);
+  void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
 };
 
 // The table for SelectedIsa() (decided on first use).

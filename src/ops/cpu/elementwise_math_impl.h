@@ -21,6 +21,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "ops/cpu/elementwise_math.h"
 
@@ -154,9 +155,65 @@ OC_EW_ARRAY(GeluTanhArray, GeluTanh)
 OC_EW_ARRAY(SiluArray, Silu)
 #undef OC_EW_ARRAY
 
-inline const F32MathKernels& Table(const char* isa) {
-  static const F32MathKernels k{isa,       ExpArray,  TanhArray,     SigmoidArray,
-                                ErfArray,  GeluArray, GeluTanhArray, SiluArray};
+// Reductions use GCC vector extensions: 16 independent lanes (one AVX-512
+// register, two AVX2 ones), so no reassociation is needed to vectorise them.
+typedef float V16 __attribute__((vector_size(64)));
+constexpr int kLanes = 16;
+
+inline float RowMax(const float* x, int64_t n) {
+  V16 m = V16{} - INFINITY;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    V16 v;
+    std::memcpy(&v, x + i, sizeof v);
+    m = v > m ? v : m;
+  }
+  float r = -INFINITY;
+  for (int l = 0; l < kLanes; ++l) r = m[l] > r ? m[l] : r;
+  for (; i < n; ++i) r = x[i] > r ? x[i] : r;
+  return r;
+}
+
+inline float LaneSum(const float* x, int64_t n) {
+  V16 s = V16{};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    V16 v;
+    std::memcpy(&v, x + i, sizeof v);
+    s += v;
+  }
+  float r = 0.f;
+  for (int l = 0; l < kLanes; ++l) r += s[l];
+  for (; i < n; ++i) r += x[i];
+  return r;
+}
+
+inline void ExpShifted(const float* x, float* y, int64_t n, float shift) {
+  for (int64_t i = 0; i < n; ++i) y[i] = Exp(x[i] - shift);
+}
+
+// Exp pass then a lane sum: keeps each loop in the shape the vectoriser handles.
+inline float ExpSum(const float* x, float* y, int64_t n, float shift) {
+  if (y) {
+    ExpShifted(x, y, n, shift);
+    return LaneSum(y, n);
+  }
+  constexpr int64_t kBlock = 256;
+  alignas(64) float buf[kBlock];
+  float r = 0.f;
+  for (int64_t i = 0; i < n; i += kBlock) {
+    const int64_t len = n - i < kBlock ? n - i : kBlock;
+    ExpShifted(x + i, buf, len, shift);
+    r += LaneSum(buf, len);
+  }
+  return r;
+}
+
+inline const F32MathKernels& Table(const char* isa, void (*to_half)(const float*, uint16_t*, int64_t),
+                                   void (*from_half)(const uint16_t*, float*, int64_t)) {
+  static const F32MathKernels k{isa,       ExpArray,  TanhArray,     SigmoidArray, ErfArray,
+                                GeluArray, GeluTanhArray, SiluArray, RowMax,       ExpSum,
+                                to_half,   from_half};
   return k;
 }
 

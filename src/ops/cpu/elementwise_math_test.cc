@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "ops/cpu/cast_util.h"
 #include "ops/cpu/elementwise_math.h"
 
 namespace oc {
@@ -115,6 +116,39 @@ TEST(EwMath, SpecialValuesOnEveryIsa) {
     std::vector<float> z = {0.5f, -0.5f, 3.f};
     t->tanh(z.data(), z.data(), 3);
     EXPECT_NEAR(z[2], std::tanh(3.0), 1e-7);
+  }
+}
+
+TEST(EwMath, SoftmaxBlocksAndHalfCastsOnEveryIsa) {
+  for (int64_t n : {0, 1, 15, 16, 17, 1000}) {
+    std::vector<float> x(n), y(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = std::sin(0.37f * i) * 30.f;
+    double m = -INFINITY, s = 0;
+    for (float v : x) m = std::max<double>(m, v);
+    for (float v : x) s += std::exp(v - m);
+    for (const F32MathKernels* t : Tables()) {
+      float got_m = t->row_max(x.data(), n);
+      EXPECT_EQ(got_m, static_cast<float>(m)) << t->isa << " n=" << n;
+      if (n == 0) continue;
+      float got_s = t->exp_sum(x.data(), y.data(), n, got_m);
+      EXPECT_NEAR(got_s, s, 1e-6 * s) << t->isa;
+      for (int64_t i = 0; i < n; ++i) EXPECT_NEAR(y[i], std::exp(double(x[i]) - m), 3e-7) << t->isa;
+      EXPECT_NEAR(t->exp_sum(x.data(), nullptr, n, got_m), s, 1e-6 * s) << t->isa;
+    }
+  }
+  std::vector<float> f = {0.f, -0.f, 1.f, 65504.f, 65520.f, 1e-7f, -3e-8f, std::nanf(""), 0.333333f,
+                          std::numeric_limits<float>::infinity(), 2049.f, 2051.f, -1e-5f, 6.1e-5f, 7.f, 8.f, 9.f};
+  for (const F32MathKernels* t : Tables()) {
+    std::vector<uint16_t> h(f.size());
+    std::vector<float> back(f.size());
+    t->f32_to_f16(f.data(), h.data(), f.size());
+    t->f16_to_f32(h.data(), back.data(), f.size());
+    for (size_t i = 0; i < f.size(); ++i) {
+      EXPECT_EQ(h[i], ew::FloatToHalf(f[i])) << t->isa << " " << f[i];
+      float want = ew::HalfToFloat(h[i]);
+      if (std::isnan(want)) EXPECT_TRUE(std::isnan(back[i]));
+      else EXPECT_EQ(back[i], want) << t->isa;
+    }
   }
 }
 

@@ -277,8 +277,6 @@ class ReduceKernel final : public Kernel {
 
 // ---- Axes, inference, factories ------------------------------------------------------
 
-bool AxesInInput(const Node& n) { return !n.HasAttr("axes"); }
-
 // The axes to reduce; nullopt-equivalent (ok=false) when given by a non-constant input.
 struct AxesInfo {
   bool known = true;

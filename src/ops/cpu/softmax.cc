@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "ops/cpu/elementwise_common.h"
 #include "ops/cpu/elementwise_math.h"
@@ -51,23 +52,29 @@ T RowSum(const T* x, int64_t n) {
 
 template <typename T, bool kLog>
 void SoftmaxRow(const T* x, T* y, int64_t n) {
-  const T m = RowMax(x, n);
+  const auto& mk = ew::MathKernels();
+  T m;
+  if constexpr (std::is_same_v<T, float>) m = mk.row_max(x, n);
+  else m = RowMax(x, n);
   if (std::isinf(m) && m < 0) {
     // All -inf: every exp is 0; the quotient is NaN as in the formula.
     for (int64_t i = 0; i < n; ++i) y[i] = std::numeric_limits<T>::quiet_NaN();
     return;
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if constexpr (kLog) {
+      const float shift = m + std::log(mk.exp_sum(x, nullptr, n, m));
+      for (int64_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+    } else {
+      const float inv = 1.f / mk.exp_sum(x, y, n, m);
+      for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+    }
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m;
   if constexpr (kLog) {
-    // exp into y would lose x - m; recompute it after the sum.
     T s = 0;
-    constexpr int64_t kChunk = 256;
-    T buf[kChunk];
-    for (int64_t i = 0; i < n; i += kChunk) {
-      int64_t len = std::min(kChunk, n - i);
-      ExpArray(y + i, buf, len);
-      s += RowSum(buf, len);
-    }
+    for (int64_t i = 0; i < n; ++i) s += std::exp(y[i]);
     const T ls = std::log(s);
     for (int64_t i = 0; i < n; ++i) y[i] -= ls;
   } else {
