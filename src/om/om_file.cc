@@ -103,16 +103,29 @@ fb::ValueKind KindOf(const Graph& g, const Value& v) {
   return fb::ValueKind::Activation;
 }
 
-Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> StringVector(
-    FlatBufferBuilder& b, const std::vector<std::string>& strings) {
-  std::vector<Offset<flatbuffers::String>> offs;
-  offs.reserve(strings.size());
-  for (const std::string& s : strings) offs.push_back(b.CreateString(s));
-  return b.CreateVector(offs);
-}
+// Model.string_pool: one entry per use (no sharing: the reader's work budget
+// assumes every byte it copies is stored once).
+class StringPool {
+ public:
+  explicit StringPool(FlatBufferBuilder& b) : b_(b) {}
+  Offset<flatbuffers::Vector<int32_t>> Add(const std::vector<std::string>& strings) {
+    std::vector<int32_t> idx;
+    idx.reserve(strings.size());
+    for (const std::string& s : strings) {
+      idx.push_back(static_cast<int32_t>(offsets_.size()));
+      offsets_.push_back(b_.CreateString(s));
+    }
+    return b_.CreateVector(idx);
+  }
+  Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> Finish() { return b_.CreateVector(offsets_); }
+
+ private:
+  FlatBufferBuilder& b_;
+  std::vector<Offset<flatbuffers::String>> offsets_;
+};
 
 Expected<Offset<fb::Attribute>> WriteAttribute(FlatBufferBuilder& b, BlobBuilder& blob,
-                                               const Node& n, const std::string& name,
+                                               StringPool& pool, const Node& n, const std::string& name,
                                                const Attribute& a) {
   auto name_off = b.CreateString(name);
   switch (a.kind) {
@@ -133,7 +146,7 @@ Expected<Offset<fb::Attribute>> WriteAttribute(FlatBufferBuilder& b, BlobBuilder
       return fb::CreateAttribute(b, name_off, fb::AttrKind::Floats, 0, 0.f, 0, 0, v);
     }
     case Attribute::Kind::kStrings: {
-      auto v = StringVector(b, a.strings);
+      auto v = pool.Add(a.strings);
       return fb::CreateAttribute(b, name_off, fb::AttrKind::Strings, 0, 0.f, 0, 0, 0, v);
     }
     case Attribute::Kind::kTensor: {
@@ -182,6 +195,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
 
   FlatBufferBuilder b(1 << 16);
   BlobBuilder blob;
+  StringPool pool(b);
 
   std::vector<Offset<fb::Value>> values;
   values.reserve(graph.values().size());
@@ -198,10 +212,10 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     }
     auto name = b.CreateString(v.name);
     auto shape = b.CreateVector(v.shape);
-    Offset<flatbuffers::Vector<Offset<flatbuffers::String>>> dim_params = 0;
+    Offset<flatbuffers::Vector<int32_t>> dim_params = 0;
     bool any_param = false;
     for (const std::string& p : v.dim_params) any_param |= !p.empty();
-    if (any_param) dim_params = StringVector(b, v.dim_params);
+    if (any_param) dim_params = pool.Add(v.dim_params);
     values.push_back(fb::CreateValue(b, name, static_cast<int32_t>(v.dtype), shape, dim_params,
                                      kind, v.constant ? -1 : v.arena_offset, data_off, data_size));
   }
@@ -226,7 +240,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     }
     std::vector<Offset<fb::Attribute>> attrs;
     for (const auto& [name, a] : n.attrs) {
-      OC_ASSIGN_OR_RETURN(auto off, WriteAttribute(b, blob, n, name, a));
+      OC_ASSIGN_OR_RETURN(auto off, WriteAttribute(b, blob, pool, n, name, a));
       attrs.push_back(off);
     }
     uint64_t pp_off = 0, pp_size = 0;
@@ -268,7 +282,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
       b.CreateString(target), b.CreateString(options.source_framework),
       b.CreateString(graph.producer_name), graph.ir_version, b.CreateVector(opsets),
       b.CreateVector(meta), b.CreateVector(values), b.CreateVector(nodes), b.CreateVector(inputs),
-      b.CreateVector(outputs), graph.arena_size, graph.arena_size_no_reuse);
+      b.CreateVector(outputs), graph.arena_size, graph.arena_size_no_reuse, pool.Finish());
   fb::FinishModelBuffer(b, model);
 
   std::vector<uint8_t> file = om_internal::PackContainer(

@@ -95,6 +95,38 @@ class Reader {
       return InvalidFile("value index ", idx, " is out of range [0, ", num_values_, ")");
     return Status::Ok();
   }
+  // Charges the bytes a field occupies when stored once. A FlatBuffer can make
+  // many offsets point at the same data; the writer never does, so a graph
+  // that references more bytes than its section holds is rejected. This keeps
+  // the reader's work (and the graph it builds) linear in the file size.
+  Status Charge(uint64_t bytes) {
+    if (bytes > budget_)
+      return InvalidFile("graph section (", h_.fb_size,
+                         " bytes) references more data than it holds: shared offsets");
+    budget_ -= bytes;
+    return Status::Ok();
+  }
+  static uint64_t Cost(const String* s) { return s ? 5 + static_cast<uint64_t>(s->size()) : 0; }
+  template <typename T>
+  static uint64_t Cost(const Vector<T>* v) {
+    return v ? 4 + static_cast<uint64_t>(v->size()) * sizeof(T) : 0;
+  }
+  // Checks string_pool indices and returns the bytes of the strings they name.
+  Expected<uint64_t> PoolCost(const Vector<int32_t>* idx) const {
+    uint64_t cost = 0;
+    if (!idx) return cost;
+    for (flatbuffers::uoffset_t k = 0; k < idx->size(); ++k) {
+      int32_t i = idx->Get(k);
+      if (i < 0 || static_cast<size_t>(i) >= pool_size_)
+        return InvalidFile("string_pool index ", i, " at position ", k, " is out of range [0, ",
+                           pool_size_, ")");
+      cost += Cost(m_->string_pool()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+    }
+    return cost;
+  }
+  std::string PoolString(int32_t i) const {
+    return Str(m_->string_pool()->Get(static_cast<flatbuffers::uoffset_t>(i)));
+  }
   Status CheckHeaderFields();
   Status CheckValues();
   Status CheckGraphIO();
@@ -108,6 +140,8 @@ class Reader {
   const uint8_t* blob_;
   const fb::Model* m_ = nullptr;
   size_t num_values_ = 0;
+  size_t pool_size_ = 0;
+  uint64_t budget_ = 0;
   std::vector<fb::ValueKind> kinds_;
   std::vector<uint64_t> bytes_;
 };
@@ -147,6 +181,9 @@ Status Reader::CheckValues() {
     if (v->name() && v->name()->size() &&
         !names.insert(std::string_view(v->name()->data(), v->name()->size())).second)
       return InvalidFile(what(), ": duplicate value name");
+    auto pool_cost = PoolCost(v->dim_params());
+    if (!pool_cost.ok()) return pool_cost.status().WithContext(what() + " dim_params");
+    OM_TRY(Charge(Cost(v->name()) + Cost(v->shape()) + Cost(v->dim_params()) + *pool_cost), what());
     if (!IsKnownDataType(v->dtype()))
       return InvalidFile(what(), ": unknown dtype code ", v->dtype());
     DataType dtype = static_cast<DataType>(v->dtype());
@@ -221,6 +258,11 @@ Status Reader::CheckAttribute(const fb::Attribute* a,
     return StrCat(node_what(), " attribute '", Str(a->name()), "' (table at file offset ", Off(a), ")");
   };
   if (!a->name() || a->name()->size() == 0) return InvalidFile(what(), ": empty attribute name");
+  auto pool_cost = PoolCost(a->strings());
+  if (!pool_cost.ok()) return pool_cost.status().WithContext(what() + " strings");
+  OM_TRY(Charge(Cost(a->name()) + Cost(a->s()) + Cost(a->ints()) + Cost(a->floats()) +
+                Cost(a->strings()) + *pool_cost + Cost(a->tensor_shape())),
+         what());
   fb::AttrKind kind = a->kind();
   if (kind < fb::AttrKind::MIN || kind > fb::AttrKind::MAX)
     return InvalidFile(what(), ": unknown attribute kind ", static_cast<int>(kind));
@@ -245,6 +287,9 @@ Status Reader::CheckNodes() {
   for (size_t ni = 0; ni < nn; ++ni) {
     const fb::Node* n = nodes->Get(static_cast<flatbuffers::uoffset_t>(ni));
     std::function<std::string()> what = [&] { return NodeWhat(ni, n); };
+    OM_TRY(Charge(Cost(n->name()) + Cost(n->domain()) + Cost(n->op_type()) + Cost(n->inputs()) +
+                  Cost(n->outputs()) + Cost(n->attributes())),
+           what());
     std::string op = Str(n->op_type()), domain = Str(n->domain());
     if (op.empty()) return InvalidFile(what(), ": empty op_type");
     if (!reg.Find(domain, op, n->opset())) {
@@ -325,7 +370,7 @@ Expected<OmModel> Reader::Build() {
     v->shape = Ints(fv->shape());
     v->dim_params.assign(v->shape.size(), "");
     if (auto* dp = fv->dim_params(); dp && dp->size() == v->shape.size())
-      for (flatbuffers::uoffset_t k = 0; k < dp->size(); ++k) v->dim_params[k] = Str(dp->Get(k));
+      for (flatbuffers::uoffset_t k = 0; k < dp->size(); ++k) v->dim_params[k] = PoolString(dp->Get(k));
     v->arena_offset = fv->arena_offset();
     if (kinds_[i] == fb::ValueKind::Constant)
       v->constant = TensorData::View(storage_, blob_ + fv->data_offset(), fv->data_size());
@@ -356,7 +401,7 @@ Expected<OmModel> Reader::Build() {
               break;
             case fb::AttrKind::Strings:
               a.kind = Attribute::Kind::kStrings;
-              if (fa->strings()) for (const String* s : *fa->strings()) a.strings.push_back(Str(s));
+              if (fa->strings()) for (int32_t k : *fa->strings()) a.strings.push_back(PoolString(k));
               break;
             case fb::AttrKind::Tensor:
               a.kind = Attribute::Kind::kTensor;
@@ -394,13 +439,17 @@ Expected<OmModel> Reader::Run() {
   if (!fb::ModelBufferHasIdentifier(fbuf))
     return InvalidFile("graph section at file offset ", h_.fb_offset,
                        " lacks the FlatBuffers file identifier \"OCOM\"");
-  // Shared sub-tables could make verification revisit data; cap the work by size.
-  size_t max_tables = std::max<size_t>(1000000, h_.fb_size / 4);
+  // Every table starts with a 4-byte offset, so an unshared section holds at
+  // most fb_size / 4 tables; the cap bounds the verifier's work on shared ones
+  // (see the conventions in om_schema.fbs).
+  size_t max_tables = h_.fb_size / 4 + 16;
   flatbuffers::Verifier verifier(fbuf, h_.fb_size, /*max_depth=*/64, max_tables);
   if (!fb::VerifyModelBuffer(verifier))
     return InvalidFile("graph section (file offsets [", h_.fb_offset, ", ",
                        h_.fb_offset + h_.fb_size, ")) fails FlatBuffers verification");
   m_ = fb::GetModel(fbuf);
+  pool_size_ = m_->string_pool() ? m_->string_pool()->size() : 0;
+  budget_ = h_.fb_size;
   OC_RETURN_IF_ERROR(CheckHeaderFields());
   OC_RETURN_IF_ERROR(CheckValues());
   OC_RETURN_IF_ERROR(CheckGraphIO());

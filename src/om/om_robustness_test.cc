@@ -415,6 +415,44 @@ TEST(OmRobustnessTest, OutOfRangeContentsAreRejectedWithTheFieldAtFault) {
   }
 }
 
+TEST(OmRobustnessTest, SharedOffsetsCannotAmplifyWork) {
+  // 20000 entries of Model.values all point at one Value with a 1000-dim
+  // shape: 160 MB of shapes to walk and copy from a file of ~90 KB.
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<int64_t> shape(1000, 1);
+  auto one = fb::CreateValue(b, 0, 1, b.CreateVector(shape));
+  std::vector<flatbuffers::Offset<fb::Value>> values(20000, one);
+  auto model = fb::CreateModel(b, 0, 0, b.CreateString(HostTarget()), 0, 0, 0, 0, 0,
+                               b.CreateVector(values));
+  fb::FinishModelBuffer(b, model);
+  auto file = om_internal::PackContainer(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()),
+                                         {}, HostTarget(), kOmFormatVersion);
+  Status st = Load(file);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st, "shared offsets")) << st.message();
+}
+
+TEST(OmRobustnessTest, StringPoolIndicesAreChecked) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<int64_t> shape = {2};
+  std::vector<int32_t> params = {3};
+  auto v = fb::CreateValue(b, b.CreateString("x"), 1, b.CreateVector(shape), b.CreateVector(params),
+                           fb::ValueKind::Input);
+  std::vector<flatbuffers::Offset<fb::Value>> values = {v};
+  std::vector<int32_t> inputs = {0};
+  std::vector<flatbuffers::Offset<flatbuffers::String>> pool = {b.CreateString("N")};
+  auto model = fb::CreateModel(b, 0, 0, b.CreateString(HostTarget()), 0, 0, 0, 0, 0,
+                               b.CreateVector(values), 0, b.CreateVector(inputs), 0, 0, -1,
+                               b.CreateVector(pool));
+  fb::FinishModelBuffer(b, model);
+  auto file = om_internal::PackContainer(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()),
+                                         {}, HostTarget(), kOmFormatVersion);
+  Status st = Load(file);
+  ASSERT_FALSE(st.ok());
+  EXPECT_TRUE(Contains(st, "string_pool index 3")) << st.message();
+  EXPECT_TRUE(Contains(st, "value 0 'x'")) << st.message();
+}
+
 TEST(OmRobustnessTest, ErrorsNameTheFileOffsetOfTheTable) {
   Status st = LoadSpec([](Spec& s) { s.values[1].dtype = 99; });
   ASSERT_FALSE(st.ok());
