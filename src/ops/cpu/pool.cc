@@ -124,6 +124,10 @@ struct AxisWindows {
   std::vector<int64_t> start;        // input coordinate of tap 0 (may be negative)
   std::vector<int32_t> k_lo, k_hi;   // taps [k_lo, k_hi) fall inside the input
   std::vector<int32_t> padded_count; // taps inside input + pads (count_include_pad divisor)
+  // Row path: tap k reads input o * stride + tap_offset[k] for outputs o in
+  // [tap_lo[k], tap_hi[k]), exactly those where it lands inside the input.
+  int64_t stride = 1;
+  std::vector<int64_t> tap_offset, tap_lo, tap_hi;
 };
 
 AxisWindows MakeAxis(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe) {
@@ -134,6 +138,15 @@ AxisWindows MakeAxis(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, i
   a.k_lo.resize(out);
   a.k_hi.resize(out);
   a.padded_count.resize(out);
+  a.stride = s;
+  for (int64_t t = 0; t < k; ++t) {
+    int64_t off = t * d - pb, lo = out, hi = 0;
+    for (int64_t o = 0; o < out; ++o)
+      if (o * s + off >= 0 && o * s + off < in) { lo = std::min(lo, o); hi = o + 1; }
+    a.tap_offset.push_back(off);
+    a.tap_lo.push_back(std::min(lo, hi));
+    a.tap_hi.push_back(hi);
+  }
   for (int64_t o = 0; o < out; ++o) {
     int64_t st = o * s - pb;
     int64_t lo = 0, hi = k, padded = 0;
@@ -169,14 +182,77 @@ class PoolKernel final : public Kernel {
     int64_t work = plan_.out_size * 8 + 1;
     int64_t grain = std::max<int64_t>(1, 16384 / work);
     io.pool->ParallelFor(plan_.planes, grain, [&](int64_t b, int64_t e) {
-      for (int64_t pl = b; pl < e; ++pl)
-        RunPlane(x + pl * plan_.in_size, y + pl * plan_.out_size,
-                 indices ? indices + pl * plan_.out_size : nullptr, pl * plan_.in_size);
+      for (int64_t pl = b; pl < e; ++pl) {
+        if (indices)
+          RunPlane(x + pl * plan_.in_size, y + pl * plan_.out_size, indices + pl * plan_.out_size,
+                   pl * plan_.in_size);
+        else
+          RunPlaneRows(x + pl * plan_.in_size, y + pl * plan_.out_size);
+      }
     });
     return Status::Ok();
   }
 
  private:
+  // Without Indices: each output row accumulates in place, one kernel tap of
+  // the innermost axis at a time across the whole row, so the inner loop is a
+  // branch-free (strided) sweep the compiler can vectorise.
+  void RunPlaneRows(const T* x, T* y) const {
+    const AxisWindows& a0 = plan_.axis[0];
+    const AxisWindows& a1 = plan_.axis[1];
+    const AxisWindows& a2 = plan_.axis[2];
+    const int64_t in1 = a1.in, in2 = a2.in, s2 = a2.stride;
+    const int64_t n0 = static_cast<int64_t>(a0.start.size()), n1 = static_cast<int64_t>(a1.start.size());
+    const int64_t n2 = static_cast<int64_t>(a2.start.size());
+    const int64_t k2 = static_cast<int64_t>(a2.tap_offset.size());
+    [[maybe_unused]] const T p = static_cast<T>(plan_.p);
+    for (int64_t o0 = 0; o0 < n0; ++o0) {
+      for (int64_t o1 = 0; o1 < n1; ++o1) {
+        T* yr = y + (o0 * n1 + o1) * n2;
+        std::fill(yr, yr + n2, K == PoolKind::kMax ? std::numeric_limits<T>::lowest() : T(0));
+        for (int32_t k0 = a0.k_lo[o0]; k0 < a0.k_hi[o0]; ++k0) {
+          int64_t i0 = a0.start[o0] + k0 * a0.dilation;
+          for (int32_t k1 = a1.k_lo[o1]; k1 < a1.k_hi[o1]; ++k1) {
+            int64_t i1 = a1.start[o1] + k1 * a1.dilation;
+            const T* row = x + (i0 * in1 + i1) * in2;
+            for (int64_t t = 0; t < k2; ++t) {
+              const T* src = row + a2.tap_offset[t];
+              const int64_t lo = a2.tap_lo[t], hi = a2.tap_hi[t];
+              if constexpr (K == PoolKind::kMax) {
+                if (s2 == 1)
+                  for (int64_t o = lo; o < hi; ++o) yr[o] = std::max(yr[o], src[o]);
+                else
+                  for (int64_t o = lo; o < hi; ++o) yr[o] = std::max(yr[o], src[o * s2]);
+              } else if constexpr (K == PoolKind::kAverage) {
+                if (s2 == 1)
+                  for (int64_t o = lo; o < hi; ++o) yr[o] += src[o];
+                else
+                  for (int64_t o = lo; o < hi; ++o) yr[o] += src[o * s2];
+              } else {
+                for (int64_t o = lo; o < hi; ++o) {
+                  T v = src[o * s2];
+                  yr[o] += p == T(2) ? v * v : std::pow(std::fabs(v), p);
+                }
+              }
+            }
+          }
+        }
+        if constexpr (K == PoolKind::kAverage) {
+          int64_t outer = plan_.count_include_pad ? int64_t{a0.padded_count[o0]} * a1.padded_count[o1]
+                                                  : int64_t{a0.k_hi[o0] - a0.k_lo[o0]} * (a1.k_hi[o1] - a1.k_lo[o1]);
+          for (int64_t o = 0; o < n2; ++o) {
+            int64_t inner = plan_.count_include_pad ? a2.padded_count[o] : a2.k_hi[o] - a2.k_lo[o];
+            int64_t count = outer * inner;
+            yr[o] = count > 0 ? yr[o] / static_cast<T>(count) : T(0);
+          }
+        } else if constexpr (K == PoolKind::kLp) {
+          const T inv_p = static_cast<T>(1.0 / plan_.p);
+          for (int64_t o = 0; o < n2; ++o) yr[o] = p == T(2) ? std::sqrt(yr[o]) : std::pow(yr[o], inv_p);
+        }
+      }
+    }
+  }
+
   void RunPlane(const T* x, T* y, int64_t* ind, int64_t index_base) const {
     const AxisWindows& a0 = plan_.axis[0];
     const AxisWindows& a1 = plan_.axis[1];
