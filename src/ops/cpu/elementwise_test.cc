@@ -215,3 +215,74 @@ TEST(EwBinary, BadBroadcastAndUnsupportedDtypeAreErrors) {
 
 }  // namespace
 }  // namespace oc
+
+namespace oc {
+namespace {
+
+// Inference alone, with unknown (-1) dims as the parser leaves them.
+Value* Input(Graph& g, const std::string& name, DataType dt, std::vector<int64_t> shape) {
+  Value* v = g.AddValue(name);
+  v->dtype = dt;
+  v->has_shape = true;
+  v->dim_params.assign(shape.size(), "");
+  v->shape = std::move(shape);
+  return v;
+}
+
+Status Infer(Node* n) { return OpRegistry::Global().Find("", n->op_type, n->opset)->infer(*n); }
+
+TEST(EwInference, UnknownDimsPropagateThroughEveryGroup) {
+  Graph g;
+  Value* a = Input(g, "a", DataType::kFloat32, {-1, 3});
+  Value* b = Input(g, "b", DataType::kFloat32, {3});
+  Value* c = Input(g, "c", DataType::kBool, {-1, 1});
+  Value* o1 = g.AddValue("o1");
+  Node* add = g.AddNode("Add", "add", {a, b}, {o1});
+  add->opset = 14;
+  ASSERT_TRUE(Infer(add).ok());
+  EXPECT_EQ(o1->shape, (std::vector<int64_t>{-1, 3}));
+  Value* o2 = g.AddValue("o2");
+  Node* where = g.AddNode("Where", "w", {c, a, b}, {o2});
+  where->opset = 16;
+  ASSERT_TRUE(Infer(where).ok());
+  EXPECT_EQ(o2->shape, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(o2->dtype, DataType::kFloat32);
+  Value* o3 = g.AddValue("o3");
+  Node* red = g.AddNode("ReduceSum", "r", {a}, {o3});
+  red->opset = 11;
+  red->SetInts("axes", {1});
+  red->SetInt("keepdims", 0);
+  ASSERT_TRUE(Infer(red).ok());
+  EXPECT_EQ(o3->shape, (std::vector<int64_t>{-1}));
+  Value* o4 = g.AddValue("o4");
+  Node* cmp = g.AddNode("Less", "l", {a, b}, {o4});
+  cmp->opset = 13;
+  ASSERT_TRUE(Infer(cmp).ok());
+  EXPECT_EQ(o4->dtype, DataType::kBool);
+  EXPECT_EQ(o4->shape, (std::vector<int64_t>{-1, 3}));
+  Value* o5 = g.AddValue("o5");
+  Node* cast = g.AddNode("Cast", "cast", {a}, {o5});
+  cast->opset = 19;
+  cast->SetInt("to", static_cast<int64_t>(DataType::kFloat16));
+  ASSERT_TRUE(Infer(cast).ok());
+  EXPECT_EQ(o5->dtype, DataType::kFloat16);
+  EXPECT_EQ(o5->shape, (std::vector<int64_t>{-1, 3}));
+  // Axes from a non-constant input: rank known only with keepdims.
+  Value* axes = Input(g, "axes", DataType::kInt64, {1});
+  Value* o6 = g.AddValue("o6");
+  Node* red2 = g.AddNode("ReduceMax", "r2", {a, axes}, {o6});
+  red2->opset = 18;
+  ASSERT_TRUE(Infer(red2).ok());
+  EXPECT_EQ(o6->shape, (std::vector<int64_t>{-1, -1}));
+  // A known mismatch is still an error.
+  Value* d = Input(g, "d", DataType::kFloat32, {4});
+  Value* o7 = g.AddValue("o7");
+  Node* bad = g.AddNode("Mul", "bad", {a, d}, {o7});
+  bad->opset = 14;
+  Status st = Infer(bad);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("Mul node 'bad'"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace oc
