@@ -183,9 +183,10 @@ class PoolKernel final : public Kernel {
     int64_t grain = std::max<int64_t>(1, 16384 / work);
     io.pool->ParallelFor(plan_.planes, grain, [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl) {
-        if (indices)
-          RunPlane(x + pl * plan_.in_size, y + pl * plan_.out_size, indices + pl * plan_.out_size,
-                   pl * plan_.in_size);
+        // Rows of one or two outputs (global pooling) gain nothing from the row path.
+        if (indices || plan_.axis[kMaxSpatial - 1].start.size() <= 2)
+          RunPlane(x + pl * plan_.in_size, y + pl * plan_.out_size,
+                   indices ? indices + pl * plan_.out_size : nullptr, pl * plan_.in_size);
         else
           RunPlaneRows(x + pl * plan_.in_size, y + pl * plan_.out_size);
       }

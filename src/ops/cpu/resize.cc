@@ -313,6 +313,7 @@ class ResizeKernel final : public Kernel {
  public:
   ResizeKernel(std::vector<AxisTaps> axes, std::vector<int64_t> out, T extrapolation)
       : axes_(std::move(axes)), out_(std::move(out)), extrapolation_(extrapolation) {
+    for (const AxisTaps& a : axes_) weights_.emplace_back(a.weight.begin(), a.weight.end());
     rank_ = static_cast<int>(out_.size());
     cols_ = out_[rank_ - 1];
     rows_ = ShapeProduct(out_, 0, rank_ - 1);
@@ -322,6 +323,7 @@ class ResizeKernel final : public Kernel {
     const T* x = io.in<T>(0);
     T* y = io.out<T>(0);
     const AxisTaps& inner = axes_[rank_ - 1];
+    const T* inner_w = weights_[rank_ - 1].data();
     const int nt = inner.ntaps;
     int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(cols_ * nt, 1));
     io.pool->ParallelFor(rows_, grain, [&](int64_t b, int64_t e) {
@@ -341,7 +343,7 @@ class ResizeKernel final : public Kernel {
           const AxisTaps& a = axes_[d];
           if (a.any_outside && a.outside[idx[d]]) outside = true;
           const int64_t* off = &a.offset[idx[d] * a.ntaps];
-          const double* w = &a.weight[idx[d] * a.ntaps];
+          const T* w = &weights_[d][idx[d] * a.ntaps];
           if (a.ntaps == 1) {
             for (int c = 0; c < n; ++c) combo_off[c] += off[0];
             continue;
@@ -349,7 +351,7 @@ class ResizeKernel final : public Kernel {
           for (int c = n - 1; c >= 0; --c)
             for (int k = a.ntaps - 1; k >= 0; --k) {
               combo_off[c * a.ntaps + k] = combo_off[c] + off[k];
-              combo_w[c * a.ntaps + k] = combo_w[c] * static_cast<T>(w[k]);
+              combo_w[c * a.ntaps + k] = combo_w[c] * w[k];
             }
           n *= a.ntaps;
         }
@@ -359,7 +361,7 @@ class ResizeKernel final : public Kernel {
           for (int64_t o = 0; o < cols_; ++o) {
             if (inner.any_outside && inner.outside[o]) { yr[o] = extrapolation_; continue; }
             const int64_t* off = &inner.offset[o * nt];
-            const double* w = &inner.weight[o * nt];
+            const T* w = &inner_w[o * nt];
             T acc = T(0);
             if (nt == 1) {
               for (int c = 0; c < n; ++c) acc += combo_w[c] * x[combo_off[c] + off[0]];
@@ -367,7 +369,7 @@ class ResizeKernel final : public Kernel {
               for (int c = 0; c < n; ++c) {
                 const T* xc = x + combo_off[c];
                 T s = T(0);
-                for (int k = 0; k < nt; ++k) s += static_cast<T>(w[k]) * xc[off[k]];
+                for (int k = 0; k < nt; ++k) s += w[k] * xc[off[k]];
                 acc += combo_w[c] * s;
               }
             }
@@ -385,6 +387,7 @@ class ResizeKernel final : public Kernel {
 
  private:
   std::vector<AxisTaps> axes_;
+  std::vector<std::vector<T>> weights_;  // axes_[d].weight in T
   std::vector<int64_t> out_;
   T extrapolation_;
   int rank_ = 0;
