@@ -9,6 +9,7 @@ namespace oc {
 
 ExecutionContext::~ExecutionContext() {
   if (arena_ && owns_arena_) ::operator delete(arena_, std::align_val_t(64));
+  if (scratch_) ::operator delete(scratch_, std::align_val_t(64));
 }
 
 Expected<std::shared_ptr<Executable>> Executable::Create(
@@ -57,8 +58,9 @@ Expected<std::shared_ptr<Executable>> Executable::Create(
                           ") has no CPU kernel");
     std::span<const uint8_t> packed;
     if (node_index < prepacked.size()) packed = prepacked[node_index];
-    auto kernel = def->cpu(KernelInit{n, packed});
+    auto kernel = def->cpu(KernelInit{n, packed, ThreadPool::Global().num_threads()});
     if (!kernel.ok()) return kernel.status();
+    ex->scratch_bytes_ = std::max(ex->scratch_bytes_, (*kernel)->ScratchBytes());
     Step s{kernel->get(), &n, static_cast<uint32_t>(ex->step_inputs_.size()),
            static_cast<uint32_t>(n.inputs.size()), static_cast<uint32_t>(ex->step_outputs_.size()),
            static_cast<uint32_t>(n.outputs.size())};
@@ -99,6 +101,12 @@ Expected<std::unique_ptr<ExecutionContext>> Executable::NewContextWithArena(void
   if (reinterpret_cast<uintptr_t>(arena) % 64 != 0)
     return InvalidArgument("work memory must be 64-byte aligned");
   std::unique_ptr<ExecutionContext> ctx(new ExecutionContext());
+  if (scratch_bytes_) {
+    ctx->scratch_ = static_cast<uint8_t*>(
+        ::operator new((scratch_bytes_ + 63) / 64 * 64, std::align_val_t(64), std::nothrow));
+    if (!ctx->scratch_)
+      return ResourceExhausted("cannot allocate ", scratch_bytes_, " bytes of kernel scratch");
+  }
   ctx->owns_arena_ = false;
   ctx->arena_ = static_cast<uint8_t*>(arena);
   ctx->arena_bytes_ = bytes;
@@ -156,7 +164,8 @@ Status Executable::Run(ExecutionContext& ctx, std::span<const void* const> input
       int id = step_outputs_[s.out_begin + k];
       ctx.out_scratch_[k] = id >= 0 ? ptrs[id] : nullptr;
     }
-    KernelIO io{ctx.in_scratch_.data(), s.in_count, ctx.out_scratch_.data(), s.out_count, &pool};
+    KernelIO io{ctx.in_scratch_.data(), s.in_count, ctx.out_scratch_.data(), s.out_count, &pool,
+                ctx.scratch_};
     Status st = s.kernel->Run(io);
     if (!st.ok()) return st.WithContext(StrCat("while running ", s.node->Describe()));
   }
@@ -189,8 +198,10 @@ Expected<std::vector<TensorData>> EvaluateNode(const Node& node) {
     outs.push_back(TensorData::Allocate(static_cast<size_t>(v->ByteSize())));
     out_ptrs.push_back(outs.back().mutable_data());
   }
-  OC_ASSIGN_OR_RETURN(KernelPtr kernel, def->cpu(KernelInit{node, {}}));
-  KernelIO io{ins.data(), ins.size(), out_ptrs.data(), out_ptrs.size(), &ThreadPool::Global()};
+  ThreadPool& pool = ThreadPool::Global();
+  OC_ASSIGN_OR_RETURN(KernelPtr kernel, def->cpu(KernelInit{node, {}, pool.num_threads()}));
+  TensorData scratch = TensorData::Allocate(kernel->ScratchBytes());
+  KernelIO io{ins.data(), ins.size(), out_ptrs.data(), out_ptrs.size(), &pool, scratch.mutable_data()};
   OC_RETURN_IF_ERROR(kernel->Run(io));
   return outs;
 }

@@ -32,6 +32,7 @@ class ExecutionContext {
   size_t arena_bytes_ = 0;
   bool owns_arena_ = true;
   std::vector<void*> value_ptrs_;   // indexed by Value::id
+  uint8_t* scratch_ = nullptr;       // kernels' per-run scratch (owned)
   std::vector<const void*> in_scratch_;
   std::vector<void*> out_scratch_;
 };
@@ -63,6 +64,9 @@ class Executable {
   Status Run(ExecutionContext& ctx, std::span<const void* const> inputs,
              std::span<void* const> outputs, ThreadPool& pool) const;
 
+  // Bytes of kernel scratch each context holds besides the arena.
+  size_t scratch_bytes() const { return scratch_bytes_; }
+
   // Kernel-prepacked bytes per node (for the .om writer).
   std::vector<std::vector<uint8_t>> ExportPrepacked() const;
 
@@ -91,6 +95,7 @@ class Executable {
   std::vector<int64_t> arena_offsets_;  // per value id, -1 if not in the arena
   std::vector<const void*> const_ptrs_; // per value id, non-null for constants
   size_t max_step_io_ = 0;
+  size_t scratch_bytes_ = 0;  // max over kernels of ScratchBytes()
 
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<ExecutionContext>> free_contexts_;

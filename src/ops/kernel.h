@@ -22,6 +22,8 @@ struct KernelInit {
   // Bytes the same kernel returned from ExportPrepacked() at compile time (stored
   // in the .om); empty when there are none. Stays valid while the model is loaded.
   std::span<const uint8_t> prepacked;
+  // Most threads Run() will be given (size per-thread buffers for this).
+  int max_threads = 1;
 };
 
 // Pointers for one run, in the node's input/output order. A missing optional
@@ -32,6 +34,9 @@ struct KernelIO {
   void* const* outputs;
   size_t num_outputs;
   ThreadPool* pool;  // never null
+  // Per-run scratch of at least Kernel::ScratchBytes() bytes, 64-byte aligned,
+  // owned by the execution context: concurrent runs of one model never share it.
+  void* scratch = nullptr;
 
   template <typename T> const T* in(size_t i) const { return static_cast<const T*>(inputs[i]); }
   template <typename T> T* out(size_t i) const { return static_cast<T*>(outputs[i]); }
@@ -46,6 +51,10 @@ class Kernel {
   // Weights transformed for this kernel (for example packed GEMM panels), to be
   // stored in the .om and handed back through KernelInit::prepacked.
   virtual std::vector<uint8_t> ExportPrepacked() const { return {}; }
+  // Bytes of per-run scratch Run() needs in KernelIO::scratch (fixed after
+  // creation). Prefer this over buffers inside the kernel object, which would
+  // serialise concurrent runs of the same model.
+  virtual size_t ScratchBytes() const { return 0; }
 };
 
 using KernelPtr = std::unique_ptr<Kernel>;
