@@ -94,6 +94,9 @@ ACL_FUNC_VISIBILITY aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, si
 /* Same as the forms above: models compiled here are static, so the shape seen
  * by the user and the shape the model runs on are the same. */
 ACL_FUNC_VISIBILITY aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+/* Shape of output `index` after the latest execution: the same as
+ * aclmdlGetOutputDims, since compiled models have static shapes. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
 /* Tensor name of input/output `index`, or "" (never NULL) on error. */
 ACL_FUNC_VISIBILITY const char *aclmdlGetInputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
 ACL_FUNC_VISIBILITY const char *aclmdlGetOutputNameByIndex(const aclmdlDesc *modelDesc, size_t index);

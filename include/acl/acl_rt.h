@@ -79,6 +79,14 @@ typedef enum aclrtMemAttr {
   ACL_HBM_MEM_P2P_NORMAL
 } aclrtMemAttr;
 
+typedef enum aclrtCallbackBlockType {
+  ACL_CALLBACK_NO_BLOCK,
+  ACL_CALLBACK_BLOCK
+} aclrtCallbackBlockType;
+
+/* A host function queued on a stream with aclrtLaunchCallback. */
+typedef void (*aclrtCallback)(void *userData);
+
 /* ---- Devices ------------------------------------------------------------------ */
 
 /* Opens device `deviceId` for this process (reference counted) and makes its
@@ -97,6 +105,10 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId);
 /* Writes the number of devices (always 1). ACL_ERROR_INVALID_PARAM for NULL. */
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count);
+/* The name of the device's chip: "OpenCANN-CPU" followed by the instruction
+ * set in use (for example "OpenCANN-CPU-avx512"). Static storage; NULL before
+ * aclInit. */
+ACL_FUNC_VISIBILITY const char *aclrtGetSocName(void);
 /* Writes ACL_HOST: the application and the "device" share one machine.
  * ACL_ERROR_INVALID_PARAM for NULL. */
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode);
@@ -151,6 +163,35 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
  * event never recorded is already satisfied. ACL_ERROR_INVALID_PARAM for an
  * unknown stream or a NULL/unknown event. */
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+
+/* As aclrtCreateStream; priority and flag are accepted and ignored (all CPU
+ * streams are equal). */
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority, uint32_t flag);
+
+/* ---- Host callbacks -------------------------------------------------------------
+ * A callback queued on a stream runs, when the stream reaches it, on the thread
+ * subscribed to that stream, inside that thread's aclrtProcessReport call. */
+
+/* Makes thread `threadId` (its pthread_self() value) the one that runs host
+ * callbacks of `stream` (not NULL). A stream has at most one such thread; a
+ * thread may serve several streams. ACL_ERROR_INVALID_PARAM for a NULL or
+ * unknown stream; ACL_ERROR_REPEAT_SUBSCRIBE when the stream already has one. */
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+/* Ends the subscription. ACL_ERROR_STREAM_NOT_SUBSCRIBE when `threadId` is not
+ * the stream's subscribed thread; ACL_ERROR_INVALID_PARAM for a bad stream. */
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
+/* Queues `fn(userData)` on `stream` (NULL: default stream). With
+ * ACL_CALLBACK_BLOCK the stream continues only after the callback returned;
+ * with ACL_CALLBACK_NO_BLOCK it continues at once. ACL_ERROR_INVALID_PARAM for
+ * a NULL fn, a bad stream or block type; ACL_ERROR_STREAM_NOT_SUBSCRIBE when no
+ * thread is subscribed to the stream. */
+ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userData, aclrtCallbackBlockType blockType,
+                                                 aclrtStream stream);
+/* Runs one pending callback addressed to the calling thread, waiting up to
+ * `timeout` ms for one (-1: forever). ACL_ERROR_WAIT_CALLBACK_TIMEOUT when none
+ * arrived in time; ACL_ERROR_THREAD_NOT_SUBSCRIBE when the calling thread is
+ * subscribed to no stream; ACL_ERROR_INVALID_PARAM for timeout < -1. */
+ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
 
 /* ---- Events -------------------------------------------------------------------- */
 

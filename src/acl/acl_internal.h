@@ -104,6 +104,9 @@ struct ContextObj {
 struct StreamObj {
   ContextObj* ctx = nullptr;
   bool is_default = false;
+  // aclrtSubscribeReport: the thread that runs this stream's host callbacks.
+  bool subscribed = false;
+  uint64_t report_thread = 0;
   rt::Stream queue;
 };
 

@@ -621,3 +621,7 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDatas
     return SyncStream(*s, -1);
   });
 }
+
+aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
+  return Guard(__func__, [&] { return FillDims(modelDesc, index, dims, false); });
+}

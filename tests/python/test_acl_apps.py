@@ -75,3 +75,9 @@ def test_library_logging_is_off_by_default_and_follows_env(model, tmp_path):
     info = run_app("acl_canonical", [om], cwd=tmp_path, env=env)
     assert info.returncode == 0
     assert "[OpenCANN][INFO] loaded model file" in info.stderr
+
+
+def test_host_callbacks_run_on_the_subscribed_thread_in_stream_order(tmp_path):
+    proc = run_app("acl_callback", [], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout
