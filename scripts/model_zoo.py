@@ -1,0 +1,626 @@
+#!/usr/bin/env python3
+"""Real architectures through atc + msame, compared with onnxruntime.
+
+Exports torchvision / hand-written torch / transformers models to ONNX (random
+or default-initialised weights, eval mode, opset 17, fixed shapes, batch 1),
+takes the real models shipped in the onnx package (onnx/backend/test/data/light),
+compiles each with atc, runs it with msame on random inputs, and compares every
+output with onnxruntime. Prints a table and writes it into docs/models.md.
+
+torch, torchvision and transformers are a local verification tool only: the
+build and `make test` never need them (models whose source is missing are
+reported as skipped). Exported .onnx files are cached outside the repository
+(~/.cache/opencann/zoo, or --cache DIR); results are kept in results.json
+there so that a run of a few models (--only) refreshes their rows only.
+
+  python3 scripts/model_zoo.py                       # everything
+  python3 scripts/model_zoo.py --only 'resnet|light' # a subset (regex)
+  python3 scripts/model_zoo.py --list
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+DOC = os.path.join(REPO, "docs", "models.md")
+BEGIN, END = "<!-- model-zoo-table: begin -->", "<!-- model-zoo-table: end -->"
+RTOL = 1e-3
+
+
+# ---------------------------------------------------------------- model specs
+
+class Spec:
+    """One model: `make(path)` writes the .onnx file; `feeds(model, rng)` makes
+    the inputs (default: from the graph inputs' types and shapes)."""
+
+    def __init__(self, name, source, make, feeds=None, note=""):
+        self.name, self.source, self.make, self.feeds, self.note = name, source, make, feeds, note
+
+
+def default_feeds(model, rng, int_high=100):
+    inits = {i.name for i in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else 1 for d in tt.shape.dim]
+        dt = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        if dt.kind == "f":
+            feeds[vi.name] = rng.random(shape, dtype=np.float32).astype(dt)
+        elif dt.kind == "b":
+            feeds[vi.name] = rng.random(shape) > 0.5
+        else:
+            feeds[vi.name] = rng.integers(0, int_high, size=shape).astype(dt)
+    return feeds
+
+
+def torch_export(module_fn, example_fn, input_names, output_names=None):
+    """A `make` function exporting a torch module with the TorchScript exporter
+    (opset 17); falls back to the dynamo exporter if that one is missing."""
+
+    def make(path):
+        import torch
+        torch.manual_seed(0)
+        module = module_fn().eval()
+        randomise_bn_stats(module)
+        args = example_fn()
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                torch.onnx.export(module, args, path, opset_version=17, input_names=input_names,
+                                  output_names=output_names, dynamo=False)
+            except TypeError:  # torch without the dynamo switch
+                torch.onnx.export(module, args, path, opset_version=17, input_names=input_names,
+                                  output_names=output_names)
+
+    return make
+
+
+def randomise_bn_stats(module):
+    """Default BatchNorm statistics (mean 0, var 1) hide folding mistakes; give
+    them spread so that the comparison sees what the BN contributes."""
+    import torch
+    g = torch.Generator().manual_seed(1)
+    for m in module.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None:
+            with torch.no_grad():
+                m.running_mean.copy_(0.1 * torch.randn(m.running_mean.shape, generator=g))
+                m.running_var.copy_(0.5 + torch.rand(m.running_var.shape, generator=g))
+
+
+def image(size=224, batch=1):
+    def fn():
+        import torch
+        return (torch.rand(batch, 3, size, size),)
+    return fn
+
+
+def tv(name, size=224, **kw):
+    def module():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None, **kw)
+    return Spec(name, "torchvision", torch_export(module, image(size), ["input"]))
+
+
+def tv_seg(name, size=224):
+    def module():
+        import torch
+        import torchvision
+
+        class Wrap(torch.nn.Module):  # the dict output -> a tuple
+            def __init__(self):
+                super().__init__()
+                self.m = getattr(torchvision.models.segmentation, name)(weights=None, weights_backbone=None)
+
+            def forward(self, x):
+                return self.m(x)["out"]
+        return Wrap()
+    return Spec(name, "torchvision", torch_export(module, image(size), ["input"], ["out"]))
+
+
+def tv_ssdlite(size=320):
+    def module():
+        import torch
+        import torchvision
+
+        class Wrap(torch.nn.Module):  # list of dicts -> tuple
+            def __init__(self):
+                super().__init__()
+                self.m = torchvision.models.detection.ssdlite320_mobilenet_v3_large(
+                    weights=None, weights_backbone=None)
+
+            def forward(self, x):
+                d = self.m(list(x))[0]
+                return d["boxes"], d["scores"], d["labels"]
+        return Wrap()
+    return Spec("ssdlite320_mobilenet_v3_large", "torchvision",
+                torch_export(module, image(size), ["input"], ["boxes", "scores", "labels"]))
+
+
+# ---- hand-written torch modules
+
+def rnn_classifier():
+    import torch
+
+    class RNNClassifier(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = torch.nn.LSTM(40, 64, num_layers=2, batch_first=True, bidirectional=True)
+            self.gru = torch.nn.GRU(128, 48, batch_first=True)
+            self.fc = torch.nn.Linear(48, 10)
+
+        def forward(self, x):
+            y, _ = self.lstm(x)
+            y, h = self.gru(y)
+            return torch.log_softmax(self.fc(y[:, -1]), dim=-1)
+    return RNNClassifier()
+
+
+def tiny_gpt(vocab=512, ctx=64, d=128, heads=4, layers=2):
+    import torch
+    import torch.nn.functional as F
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+            self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+            self.fc1, self.fc2 = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+            self.register_buffer("mask", torch.tril(torch.ones(ctx, ctx, dtype=torch.bool)))
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+            q, k, v = (z.view(b, t, heads, d // heads).transpose(1, 2) for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (d // heads) ** 0.5)
+            att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(-1)
+            x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, d))
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    class GPT(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = torch.nn.Embedding(vocab, d), torch.nn.Embedding(ctx, d)
+            self.blocks = torch.nn.ModuleList(Block() for _ in range(layers))
+            self.ln, self.head = torch.nn.LayerNorm(d), torch.nn.Linear(d, vocab, bias=False)
+
+        def forward(self, ids):
+            pos = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0)
+            x = self.tok(ids) + self.pos(pos)
+            for blk in self.blocks:
+                x = blk(x)
+            return self.head(self.ln(x))
+    return GPT()
+
+
+def sdpa_decoder(d=128, heads=4):
+    """torch's own TransformerEncoderLayer with a causal mask (a different
+    export path: scaled_dot_product_attention, pre-norm, tanh GELU)."""
+    import torch
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="gelu",
+                                                          batch_first=True, norm_first=True)
+            self.register_buffer("mask", torch.nn.Transformer.generate_square_subsequent_mask(32))
+
+        def forward(self, x):
+            return self.layer(x, src_mask=self.mask, is_causal=True)
+    return Net()
+
+
+def audio_cnn():
+    import torch
+    nn = torch.nn
+
+    def block(cin, cout, k, s):
+        return nn.Sequential(nn.Conv1d(cin, cout, k, s, padding=k // 2), nn.BatchNorm1d(cout), nn.ReLU(),
+                             nn.MaxPool1d(4))
+
+    class Net(nn.Module):  # M5-style raw-waveform classifier
+        def __init__(self):
+            super().__init__()
+            self.f = nn.Sequential(block(1, 32, 80, 4), block(32, 32, 3, 1), block(32, 64, 3, 1),
+                                   block(64, 64, 3, 1))
+            self.fc = nn.Linear(64, 35)
+
+        def forward(self, x):
+            y = self.f(x)
+            return torch.log_softmax(self.fc(torch.nn.functional.adaptive_avg_pool1d(y, 1).squeeze(-1)), -1)
+    return Net()
+
+
+def hand(name, module_fn, example_fn, input_names, int_high=None):
+    feeds = None
+    if int_high is not None:
+        feeds = lambda model, rng: default_feeds(model, rng, int_high)  # noqa: E731
+    return Spec(name, "torch", torch_export(module_fn, example_fn, input_names), feeds)
+
+
+def randn(*shape):
+    def fn():
+        import torch
+        return (torch.randn(*shape),)
+    return fn
+
+
+def ids(shape, high):
+    def fn():
+        import torch
+        return (torch.randint(0, high, shape),)
+    return fn
+
+
+# ---- transformers (built from a config: random weights, no download)
+
+def hf(name, seq=32):
+    def module():
+        import torch
+        import transformers as T
+        if name == "bert":
+            m = T.BertModel(T.BertConfig(num_hidden_layers=4, hidden_size=256, num_attention_heads=4,
+                                         intermediate_size=1024, vocab_size=1000))
+        elif name == "distilbert":
+            m = T.DistilBertModel(T.DistilBertConfig(n_layers=3, dim=256, n_heads=4, hidden_dim=1024,
+                                                     vocab_size=1000))
+        else:
+            m = T.GPT2LMHeadModel(T.GPT2Config(n_layer=3, n_embd=256, n_head=4, vocab_size=1000, n_positions=128))
+        m.config.return_dict = False
+        m.config.use_cache = False
+
+        class Wrap(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask):
+                return self.m(input_ids=input_ids, attention_mask=attention_mask)[0]
+        return Wrap()
+
+    def example():
+        import torch
+        mask = torch.ones(1, seq, dtype=torch.int64)
+        mask[:, -4:] = 0
+        return (torch.randint(0, 1000, (1, seq)), mask)
+
+    def feeds(model, rng):
+        f = {"input_ids": rng.integers(0, 1000, (1, seq)).astype(np.int64),
+             "attention_mask": np.ones((1, seq), np.int64)}
+        f["attention_mask"][:, -5:] = 0
+        return {vi.name: f[vi.name] for vi in model.graph.input if vi.name in f}
+    return Spec(f"hf_{name}", "transformers",
+                torch_export(module, example, ["input_ids", "attention_mask"]), feeds)
+
+
+# ---- the onnx package's real models
+
+def onnx_data_dir():
+    return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+def light(stem, random_weights):
+    """The light models compute their weights with ConstantOfShape(0.02): every
+    channel alike, so channel-order mistakes stay invisible. The random-weights
+    variant replaces each such constant with a random initializer."""
+    src = os.path.join(onnx_data_dir(), "light", f"light_{stem}.onnx")
+
+    def make(path):
+        model = expose_logits(onnx.load(src))
+        if random_weights:
+            model = randomise_light(model)
+        onnx.save(model, path)
+    name = f"light_{stem}" + ("_randw" if random_weights else "")
+    return Spec(name, "onnx light" + (" (random weights)" if random_weights else ""), make)
+
+
+def expose_logits(model):
+    """Adds the final Softmax's input as a second output: the probabilities
+    saturate (one-hot with random weights, uniform with the shipped constant
+    ones), so only the logits show a wrong result."""
+    g = model.graph
+    outs = {o.name for o in g.output}
+    for n in g.node:
+        if n.op_type == "Softmax" and n.output[0] in outs and n.input[0] not in outs:
+            g.output.append(onnx.helper.make_tensor_value_info(n.input[0], onnx.TensorProto.FLOAT, None))
+    return model
+
+
+def randomise_light(model, seed=0):
+    rng = np.random.default_rng(seed)
+    g = model.graph
+    consts = {i.name: numpy_helper.to_array(i) for i in g.initializer}
+    use = {}
+    for n in g.node:
+        for k, name in enumerate(n.input):
+            use.setdefault(name, (n.op_type, k))
+    keep = []
+    for n in g.node:
+        if n.op_type == "ConstantOfShape" and n.input[0] in consts:
+            shape = [int(d) for d in consts[n.input[0]]]
+            op, k = use.get(n.output[0], ("", 0))
+            if op == "BatchNormalization" and k == 4:
+                arr = 0.5 + rng.random(shape)
+            elif op == "BatchNormalization" and k == 1:
+                arr = 1.0 + 0.1 * rng.standard_normal(shape)
+            elif len(shape) >= 2:
+                fan_in = int(np.prod(shape[1:])) if op != "Gemm" else int(shape[1])
+                arr = rng.standard_normal(shape) * np.sqrt(2.0 / max(fan_in, 1))
+            else:
+                arr = 0.1 * rng.standard_normal(shape)
+            g.initializer.append(numpy_helper.from_array(arr.astype(np.float32), n.output[0]))
+        else:
+            keep.append(n)
+    del g.node[:]
+    g.node.extend(keep)
+    used = {name for n in g.node for name in n.input} | {o.name for o in g.output}
+    dead = [i for i in g.initializer if i.name not in used]
+    for i in dead:
+        g.initializer.remove(i)
+    dead_names = {i.name for i in dead}
+    for vi in [vi for vi in g.input if vi.name in dead_names]:
+        g.input.remove(vi)
+    return model
+
+
+def all_specs():
+    specs = []
+    for stem in ["bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "shufflenet",
+                 "squeezenet", "vgg19", "zfnet512"]:
+        if os.path.exists(os.path.join(onnx_data_dir(), "light", f"light_{stem}.onnx")):
+            specs += [light(stem, False), light(stem, True)]
+    for name in ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large",
+                 "efficientnet_b0", "densenet121", "googlenet", "squeezenet1_1", "shufflenet_v2_x1_0",
+                 "mnasnet1_0", "regnet_y_400mf", "convnext_tiny", "vit_b_16", "swin_t"]:
+        kw = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
+        specs.append(tv(name, **kw))
+    specs.append(tv("inception_v3", size=299, aux_logits=False, init_weights=True))
+    specs.append(tv_seg("deeplabv3_mobilenet_v3_large"))
+    specs.append(tv_ssdlite())
+    specs.append(hand("rnn_classifier", rnn_classifier, randn(1, 50, 40), ["input"]))
+    specs.append(hand("tiny_gpt", tiny_gpt, ids((1, 64), 512), ["input_ids"], int_high=512))
+    specs.append(hand("torch_transformer_causal", sdpa_decoder, randn(1, 32, 128), ["input"]))
+    specs.append(hand("audio_cnn_1d", audio_cnn, randn(1, 1, 16000), ["input"]))
+    specs += [hf("bert"), hf("distilbert"), hf("gpt2")]
+    return specs
+
+
+# ---------------------------------------------------------------- running
+
+def first_error_line(text):
+    """The line that says what failed (atc's coded error, a Python exception)."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for pat in (r"^E\d{5}:", r"\[ERROR\]", r"Error", r"error"):
+        for ln in lines:
+            if re.search(pat, ln):
+                return ln
+    return lines[-1] if lines else "(no message)"
+
+
+def ort_session(path, threads):
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.log_severity_level = 3
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def compare(outs, expected):
+    """Returns (ok, max abs err, max rel err, message). Relative error is taken
+    against the output's own scale (max |reference|), so that elements near
+    zero in a large-valued tensor do not dominate; ints must match exactly."""
+    if len(outs) != len(expected):
+        return False, None, None, f"{len(outs)} outputs vs reference {len(expected)}"
+    ok, max_abs, max_rel, msg = True, 0.0, 0.0, ""
+    for i, (a, e) in enumerate(zip(outs, expected)):
+        if a.shape != e.shape:
+            return False, None, None, f"output {i}: shape {a.shape} vs reference {e.shape}"
+        if e.dtype.kind in "iub":
+            bad = int(np.count_nonzero(a != e))
+            if bad:
+                ok, msg = False, msg or f"output {i}: {bad} of {e.size} integer elements differ"
+            continue
+        a64, e64 = a.astype(np.float64), e.astype(np.float64)
+        finite = np.isfinite(e64)
+        if not np.array_equal(np.isfinite(a64), finite) or np.any(a64[~finite] != e64[~finite]):
+            ok, msg = False, msg or f"output {i}: inf/nan pattern differs"
+        if not finite.any():
+            continue
+        diff = np.abs(a64 - e64)[finite]
+        scale = float(np.max(np.abs(e64[finite])))
+        err = float(diff.max()) if diff.size else 0.0
+        rel = err / scale if scale > 0 else err
+        max_abs, max_rel = max(max_abs, err), max(max_rel, rel)
+        # rtol 1e-3 per element, with an absolute floor tied to the output's scale
+        tol = RTOL * np.abs(e64[finite]) + 1e-5 + 1e-4 * scale
+        if np.any(diff > tol):
+            ok, msg = False, msg or f"output {i}: {int(np.sum(diff > tol))} of {diff.size} elements outside rtol {RTOL}"
+    return ok, max_abs, max_rel, msg
+
+
+def run_one(spec, args, rng):
+    row = {"model": spec.name, "source": spec.source, "date": datetime.date.today().isoformat()}
+    path = os.path.join(args.cache, f"{spec.name}.onnx")
+    if args.refresh or not os.path.exists(path):
+        t0 = time.time()
+        try:
+            tmp = path + ".tmp.onnx"
+            spec.make(tmp)
+            os.replace(tmp, path)
+        except ModuleNotFoundError as e:
+            row.update(result="SKIP", note=f"needs {e.name}")
+            return row
+        except Exception as e:  # noqa: BLE001 - any exporter failure is a table row
+            row.update(result="EXPORT FAIL", note=first_error_line(f"{type(e).__name__}: {e}"))
+            return row
+        row["export_s"] = round(time.time() - t0, 1)
+    model = onnx.load(path, load_external_data=False)
+    row["nodes"] = len(model.graph.node)
+    row["opset"] = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    row["ops"] = sorted({n.op_type for n in model.graph.node})
+    feeds = spec.feeds(model, rng) if spec.feeds else default_feeds(model, rng)
+
+    sess = ort_session(path, args.threads)
+    expected = sess.run(None, feeds)
+    times = []
+    for _ in range(args.loop):
+        t0 = time.perf_counter()
+        sess.run(None, feeds)
+        times.append((time.perf_counter() - t0) * 1e3)
+    row["ort_ms"] = round(statistics.median(times), 2)
+    del sess
+
+    with tempfile.TemporaryDirectory() as d:
+        stem = os.path.join(d, "m")
+        shapes = ";".join(f"{k}:{','.join(str(x) for x in v.shape)}" for k, v in feeds.items())
+        cmd = [os.path.join(args.build, "atc"), f"--model={path}", "--framework=5", f"--output={stem}"]
+        if shapes:
+            cmd.append(f"--input_shape={shapes}")
+        t0 = time.time()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            row.update(result="COMPILE FAIL", note=f"atc timed out after {args.timeout} s")
+            return row
+        row["compile_s"] = round(time.time() - t0, 2)
+        if p.returncode != 0:
+            row.update(result="COMPILE FAIL", note=first_error_line(p.stderr + "\n" + p.stdout))
+            return row
+        in_paths = []
+        for i, arr in enumerate(feeds.values()):
+            in_paths.append(os.path.join(d, f"in{i}.npy"))
+            np.save(in_paths[-1], np.ascontiguousarray(arr))
+        out_dir = os.path.join(d, "out")
+        cmd = [os.path.join(args.build, "msame"), "--model", stem + ".om", "--output", out_dir, "--outfmt", "NPY",
+               "--loop", str(args.loop)]
+        if in_paths:
+            cmd += ["--input", ",".join(in_paths)]
+        env = dict(os.environ, OPENCANN_NUM_THREADS=str(args.threads))
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout, env=env)
+        except subprocess.TimeoutExpired:
+            row.update(result="RUN FAIL", note=f"msame timed out after {args.timeout} s")
+            return row
+        if p.returncode != 0:
+            row.update(result="RUN FAIL", note=first_error_line(p.stderr + "\n" + p.stdout))
+            return row
+        m = re.search(r"median ([0-9.]+)", p.stdout)
+        row["ours_ms"] = float(m.group(1)) if m else None
+        outs, i = [], 0
+        while os.path.exists(os.path.join(out_dir, f"m_output_{i}.npy")):
+            outs.append(np.load(os.path.join(out_dir, f"m_output_{i}.npy")))
+            i += 1
+    ok, max_abs, max_rel, msg = compare(outs, expected)
+    row.update(result="PASS" if ok else "MISMATCH", max_abs=max_abs, max_rel=max_rel, note=msg)
+    return row
+
+
+# ---------------------------------------------------------------- report
+
+def fmt(v, spec):
+    return "" if v is None else format(v, spec)
+
+
+def table(rows):
+    head = ("| model | source | nodes | result | max abs err | max rel err | compile s | ours ms | ort ms | note |\n"
+            "| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |\n")
+    lines = []
+    for r in rows:
+        note = (r.get("note") or "").replace("|", "\\|")
+        if len(note) > 160:
+            note = note[:157] + "..."
+        lines.append(f"| {r['model']} | {r['source']} | {r.get('nodes', '')} | {r['result']} | "
+                     f"{fmt(r.get('max_abs'), '.2e')} | {fmt(r.get('max_rel'), '.2e')} | "
+                     f"{fmt(r.get('compile_s'), '.2f')} | {fmt(r.get('ours_ms'), '.1f')} | "
+                     f"{fmt(r.get('ort_ms'), '.1f')} | {note} |")
+    return head + "\n".join(lines) + "\n"
+
+
+def write_doc(rows, args, command):
+    counts = {}
+    for r in rows:
+        counts[r["result"]] = counts.get(r["result"], 0) + 1
+    versions = [f"onnx {onnx.__version__}", f"onnxruntime {ort.__version__}"]
+    for mod in ("torch", "torchvision", "transformers"):
+        try:
+            versions.append(f"{mod} {__import__(mod).__version__}")
+        except ImportError:
+            pass
+    block = (f"{BEGIN}\nGenerated by `{command}` on {datetime.date.today().isoformat()} "
+             f"({platform.machine()}, {os.cpu_count()} cores, {args.threads} thread(s) for both runtimes, "
+             f"median of {args.loop} runs; {', '.join(versions)}).\n"
+             f"Totals: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}.\n\n" + table(rows) + END)
+    if os.path.exists(DOC):
+        text = open(DOC).read()
+        if BEGIN in text and END in text:
+            text = text[:text.index(BEGIN)] + block + text[text.index(END) + len(END):]
+        else:
+            text = text.rstrip() + "\n\n" + block + "\n"
+    else:
+        text = "# Model zoo results\n\n" + block + "\n"
+    with open(DOC, "w") as f:
+        f.write(text)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(REPO, "build"), help="folder with atc and msame")
+    ap.add_argument("--cache", default=os.path.expanduser("~/.cache/opencann/zoo"))
+    ap.add_argument("--only", help="regex on model names")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--loop", type=int, default=3, help="timed runs per runtime (median)")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per atc / msame call")
+    ap.add_argument("--refresh", action="store_true", help="re-export cached .onnx files")
+    ap.add_argument("--no-doc", action="store_true", help="do not touch docs/models.md")
+    ap.add_argument("--list", action="store_true")
+    args = ap.parse_args()
+    specs = all_specs()
+    if args.only:
+        specs = [s for s in specs if re.search(args.only, s.name)]
+    if args.list:
+        print("\n".join(f"{s.name:40s} {s.source}" for s in specs))
+        return 0
+    os.makedirs(args.cache, exist_ok=True)
+    results_path = os.path.join(args.cache, "results.json")
+    results = json.load(open(results_path)) if os.path.exists(results_path) else {}
+    order = [s.name for s in all_specs()]
+    for spec in specs:
+        t0 = time.time()
+        try:
+            row = run_one(spec, args, np.random.default_rng(0))
+        except Exception as e:  # noqa: BLE001 - keep going; the row says what broke
+            row = {"model": spec.name, "source": spec.source, "result": "HARNESS FAIL",
+                   "note": first_error_line(f"{type(e).__name__}: {e}")}
+        results[spec.name] = row
+        print(f"{spec.name:34s} {row['result']:12s} abs {fmt(row.get('max_abs'), '.2e'):>9s} "
+              f"rel {fmt(row.get('max_rel'), '.2e'):>9s} ({time.time() - t0:.0f} s) {row.get('note', '')}",
+              flush=True)
+        with open(results_path, "w") as f:
+            json.dump(results, f, indent=1)
+    rows = sorted(results.values(), key=lambda r: order.index(r["model"]) if r["model"] in order else 1 << 30)
+    print(table(rows))
+    if not args.no_doc:
+        command = "python3 scripts/model_zoo.py " + " ".join(
+            a for a in sys.argv[1:] if not a.startswith("--build"))
+        write_doc(rows, args, command.strip())
+    return 0 if all(r["result"] in ("PASS", "SKIP") for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
