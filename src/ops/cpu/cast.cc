@@ -43,9 +43,8 @@ D FloatTo(F x) {
   else if constexpr (std::is_same_v<D, F16>) return F16{ew::FloatToHalf(static_cast<float>(x))};
   else if constexpr (std::is_same_v<D, BF16>) return BF16{ew::FloatToBFloat16(static_cast<float>(x))};
   else if constexpr (sizeof(D) < 4) {
-    // Narrow integers take the low bits of the 32-bit conversion.
-    if constexpr (std::is_signed_v<D>) return static_cast<D>(TruncToSigned<int32_t>(x));
-    else return static_cast<D>(TruncToSigned<int32_t>(x));
+    // Narrow integers (signed or not) take the low bits of the 32-bit conversion.
+    return static_cast<D>(TruncToSigned<int32_t>(x));
   } else if constexpr (std::is_signed_v<D>) {
     return TruncToSigned<D>(x);
   } else {
