@@ -84,7 +84,7 @@ Expected<KernelPtr> MakeSpaceDepth(const KernelInit& init) {
   std::string mode = n.GetString("mode", "DCR");
   if (mode != "DCR" && mode != "CRD")
     return InvalidArgument(n.Describe(), ": mode must be DCR or CRD, got '", mode, "'");
-  p.crd = p.to_space && mode == "CRD";
+  p.crd = mode == "CRD";  // SpaceToDepth has the attribute from opset 28
   const std::vector<int64_t>& space = p.to_space ? n.output(0)->shape : x.shape;
   p.n = space[0];
   p.c = space[1];

@@ -1,0 +1,41 @@
+// Reproducers for kernel bugs found by the ONNX node conformance suite
+// (tests/conformance), each named after the node test that exposed it. The
+// references are computed here from the ONNX definitions.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "executor/executable.h"
+#include "ops/cpu/tensor_test_util.h"
+#include "passes/pipeline.h"
+
+namespace oc {
+namespace {
+
+// test_spacetodepth_crd_mode_example: opset 28 added mode=CRD to SpaceToDepth;
+// it was ignored (DCR order used).
+TEST(ConformanceRegression, SpaceToDepthCrdMode) {
+  const int64_t C = 2, H = 4, W = 6, bs = 2;
+  tt::T x = tt::Iota<float>({1, C, H, W});
+  tt::Result r = tt::RunOp("SpaceToDepth", {x}, [](Node& n) {
+    n.SetInt("blocksize", 2);
+    n.SetString("mode", "CRD");
+  }, 28);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  ASSERT_EQ(r[0].shape, (std::vector<int64_t>{1, C * bs * bs, H / bs, W / bs}));
+  std::vector<float> got = r[0].as<float>(), in = x.as<float>();
+  // CRD: depth channel c*bs*bs + i*bs + j holds space[c, y*bs + i, x*bs + j].
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t i = 0; i < bs; ++i)
+      for (int64_t j = 0; j < bs; ++j)
+        for (int64_t y = 0; y < H / bs; ++y)
+          for (int64_t xx = 0; xx < W / bs; ++xx) {
+            int64_t ch = c * bs * bs + i * bs + j;
+            float want = in[(c * H + y * bs + i) * W + xx * bs + j];
+            ASSERT_EQ(got[(ch * (H / bs) + y) * (W / bs) + xx], want) << "ch " << ch << " y " << y << " x " << xx;
+          }
+}
+
+}  // namespace
+}  // namespace oc
