@@ -37,5 +37,30 @@ TEST(ConformanceRegression, SpaceToDepthCrdMode) {
           }
 }
 
+// test_convtranspose_output_shape: an output_shape past the transposed extent
+// (negative total padding) must grow the end, as output_padding does; the
+// begin was padded by -1, shifting every value by one row/column.
+TEST(ConformanceRegression, ConvTransposeOutputShapeLargerThanExtent) {
+  const int64_t IH = 3, IW = 3, M = 2, K = 3, SH = 3, SW = 2, OH = 10, OW = 8;
+  tt::T x = tt::Iota<float>({1, 1, IH, IW});
+  tt::T w = tt::Make<float>({1, M, K, K}, std::vector<float>(M * K * K, 1.f));
+  tt::Result r = tt::RunOp("ConvTranspose", {x, w}, [&](Node& n) {
+    n.SetInts("strides", {SH, SW});
+    n.SetInts("output_shape", {OH, OW});
+  }, 22);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  ASSERT_EQ(r[0].shape, (std::vector<int64_t>{1, M, OH, OW}));
+  // Full extents are 9 x 7; with no begin padding output (oy, ox) gathers
+  // x[iy, ix] * w[ky, kx] for oy = iy*SH + ky, ox = ix*SW + kx.
+  std::vector<float> want(M * OH * OW, 0.f), in = x.as<float>();
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t iy = 0; iy < IH; ++iy)
+      for (int64_t ix = 0; ix < IW; ++ix)
+        for (int64_t ky = 0; ky < K; ++ky)
+          for (int64_t kx = 0; kx < K; ++kx)
+            want[(m * OH + iy * SH + ky) * OW + ix * SW + kx] += in[iy * IW + ix];
+  EXPECT_EQ(r[0].as<float>(), want);
+}
+
 }  // namespace
 }  // namespace oc

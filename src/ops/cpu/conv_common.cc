@@ -165,12 +165,15 @@ Expected<ConvGeometry> ResolveConvTranspose(const Node& node, const std::vector<
       const int64_t target = out_shape.empty() ? in * s : out_shape[i];
       if (target < 1) return InvalidArgument(node.Describe(), ": output_shape must be >= 1");
       const int64_t total = full - target;
+      // Halved rounding down, as ONNX defines it: a target past the full extent
+      // (negative total) grows the end, like output_padding, not the begin.
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
       if (ap == 1) {
-        g.pad_begin[d] = total / 2;
-        g.pad_end[d] = total - total / 2;
+        g.pad_begin[d] = half;
+        g.pad_end[d] = total - half;
       } else {
-        g.pad_begin[d] = total - total / 2;
-        g.pad_end[d] = total / 2;
+        g.pad_begin[d] = total - half;
+        g.pad_end[d] = half;
       }
       g.out[d] = target;
       continue;
