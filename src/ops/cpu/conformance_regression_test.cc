@@ -62,5 +62,46 @@ TEST(ConformanceRegression, ConvTransposeOutputShapeLargerThanExtent) {
   EXPECT_EQ(r[0].as<float>(), want);
 }
 
+// test_training_dropout*: training_mode fed at run time was ignored and the
+// input copied through, which is not what training-mode Dropout computes.
+// Now a run with training_mode=true and ratio > 0 fails; ratio 0 (a copy by
+// definition) and training_mode=false still run.
+TEST(ConformanceRegression, DropoutRuntimeTrainingMode) {
+  auto graph = std::make_shared<Graph>();
+  graph->opset_imports[""] = 22;
+  Value* x = graph->AddValue("x");
+  Value* ratio = graph->AddValue("ratio");
+  Value* training = graph->AddValue("training");
+  Value* y = graph->AddValue("y");
+  x->dtype = DataType::kFloat32, x->has_shape = true, x->shape = {4}, x->dim_params = {""};
+  ratio->dtype = DataType::kFloat32, ratio->has_shape = true;
+  training->dtype = DataType::kBool, training->has_shape = true;
+  graph->inputs = {x, ratio, training};
+  graph->outputs = {y};
+  graph->AddNode("Dropout", "drop", {x, ratio, training}, {y});
+  CompileOptions opts;
+  opts.fold_constants = false;
+  ASSERT_TRUE(RunPipeline(*graph, opts).ok());
+  auto exe = Executable::Create(graph);
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  auto ctx = (*exe)->NewContext();
+  ASSERT_TRUE(ctx.ok());
+
+  const float xs[4] = {1, -2, 3, -4};
+  auto run = [&](float r, bool t, float* out) {
+    const void* ins[3] = {xs, &r, &t};
+    void* outs[1] = {out};
+    return (*exe)->Run(**ctx, ins, outs, ThreadPool::Global());
+  };
+  float out[4] = {};
+  EXPECT_TRUE(run(0.5f, false, out).ok());
+  EXPECT_EQ(std::vector<float>(out, out + 4), std::vector<float>(xs, xs + 4));
+  EXPECT_TRUE(run(0.f, true, out).ok());
+  EXPECT_EQ(std::vector<float>(out, out + 4), std::vector<float>(xs, xs + 4));
+  Status st = run(0.5f, true, out);
+  EXPECT_EQ(st.code(), StatusCode::kNotSupported) << st.ToString();
+  EXPECT_NE(st.message().find("training_mode"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace oc
