@@ -33,3 +33,62 @@ test: build
 
 clean:
 	rm -rf $(BUILD) $(OUT)
+
+# ---- Robustness: sanitizers, stress, fuzzing (docs/reliability.md) ------------
+ASAN_BUILD   ?= build-asan
+TSAN_BUILD   ?= build-tsan
+FUZZ_BUILD   ?= build-fuzz
+SAN_TYPE     ?= RelWithDebInfo
+# -O1 with line tables: a third of -O2 -g's compile time, still usable traces;
+# assertions stay on.
+SAN_FLAGS    ?= -O1 -g1
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := om onnx_parser npy
+
+.PHONY: asan tsan fuzz
+
+# Every test (unit, Python end-to-end, AscendCL apps, stress) on an
+# ASan+UBSan build; any report fails the run. The stress test runs fewer
+# iterations, and its RSS bound is raised: ASan keeps freed memory in
+# quarantine (LeakSanitizer checks for leaks instead).
+asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(SAN_TYPE) -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SAN_FLAGS)" \
+	    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(SAN_FLAGS)" -DOC_SANITIZE=address,undefined \
+	    -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    OC_STRESS_RUNS=200 OC_STRESS_FIXED=500 OC_STRESS_RSS_BOUND_KIB=1048576 \
+	    ctest --output-on-failure -j $(JOBS)
+
+# The concurrency tests on a TSan build: thread pool, executor and runtime
+# stream unit tests, and the AscendCL stress test (its models compiled by the
+# Release atc, since atc is single-threaded).
+tsan: build
+	@cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(SAN_TYPE) -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SAN_FLAGS)" \
+	    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(SAN_FLAGS)" -DOC_SANITIZE=thread \
+	    -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target oc_concurrency_tests acl_stress
+	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OC_ATC=$(abspath $(BUILD))/atc \
+	    OC_STRESS_RUNS=100 OC_STRESS_CYCLES=1000 OC_STRESS_FIXED=200 OC_STRESS_RSS_BOUND_KIB=1048576 \
+	    ctest --output-on-failure -R 'concurrency_unit_tests|stress_acl'
+
+# libFuzzer targets built with clang (installed by install_deps.sh --fuzz),
+# each run for FUZZ_SECONDS from its seed corpus in tests/fuzz/<name>; new
+# inputs go to $(FUZZ_BUILD)/corpus, crashes to $(FUZZ_BUILD)/artifacts.
+# The kernels come uninstrumented from the Release build's liboc_core.a.
+fuzz: build
+	@bash scripts/install_deps.sh --fuzz
+	@CC=$$(command -v clang-14 || command -v clang) CXX=$$(command -v clang++-14 || command -v clang++) \
+	    cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(SAN_TYPE) -DOC_FUZZ=ON \
+	    -DOC_FUZZ_CORE_LIB=$(abspath $(BUILD))/liboc_core.a -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts; \
+	  echo "fuzz: $${t}_fuzz for $(FUZZ_SECONDS) s"; \
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(FUZZ_BUILD)/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) \
+	    -timeout=30 -max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$${t}- \
+	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/$$t > $(FUZZ_BUILD)/$${t}_fuzz.log 2>&1 \
+	    || { tail -60 $(FUZZ_BUILD)/$${t}_fuzz.log; exit 1; }; \
+	  grep -E '^Done|stat::number_of_executed_units' $(FUZZ_BUILD)/$${t}_fuzz.log | head -2; \
+	done

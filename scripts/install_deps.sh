@@ -7,6 +7,12 @@ APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffe
           libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip)
 PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest)
 
+# `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
+# make test never needs it.
+if [ "${1:-}" = "--fuzz" ]; then
+  APT_PKGS=(clang-14 libclang-rt-14-dev)
+fi
+
 missing=()
 for p in "${APT_PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +27,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ "${1:-}" = "--fuzz" ]; then
+  echo "install_deps: clang and libFuzzer present"
+  exit 0
 fi
 
 py_missing=()

@@ -30,18 +30,18 @@ def main():
         oc_harness.ATC = env["OC_ATC"]
     with tempfile.TemporaryDirectory(prefix="oc_stress_") as d:
         oms = []
-        for name, model in (("resnet", model_zoo.resnet(batch=1, size=32)),
+        for name, model in (("resnet", model_zoo.resnet(batch=1, size=64)),
                             ("transformer", model_zoo.transformer_encoder())):
             onnx_path = oc_harness.save_model(model, d, name)
             om, _ = oc_harness.atc_compile(onnx_path, os.path.join(d, name))
             oms.append(om)
         cmd = [exe, *oms,
                "--threads", env.get("OC_STRESS_THREADS", "8"),
-               "--runs", env.get("OC_STRESS_RUNS", "2500"),
+               "--runs", env.get("OC_STRESS_RUNS", "4000"),
                "--streams", "4",
                "--cycles", env.get("OC_STRESS_CYCLES", "1000"),
                "--fixed", env.get("OC_STRESS_FIXED", "2000"),
-               "--rss-bound-kib", env.get("OC_STRESS_RSS_BOUND_KIB", "8192"),
+               "--rss-bound-kib", env.get("OC_STRESS_RSS_BOUND_KIB", "4096"),
                *sys.argv[2:]]
         print(" ".join(cmd), flush=True)
         return subprocess.run(cmd).returncode
