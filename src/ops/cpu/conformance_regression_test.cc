@@ -3,6 +3,8 @@
 // references are computed here from the ONNX definitions.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -101,6 +103,28 @@ TEST(ConformanceRegression, DropoutRuntimeTrainingMode) {
   Status st = run(0.5f, true, out);
   EXPECT_EQ(st.code(), StatusCode::kNotSupported) << st.ToString();
   EXPECT_NE(st.message().find("training_mode"), std::string::npos) << st.message();
+}
+
+// test_mod_*_fmod_0*: opset 28 defines fmod=0 (floor modulo, the divisor's
+// sign) for floating point; the kernel rejected it.
+TEST(ConformanceRegression, ModFloorForFloatsAtOpset28) {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> a = {-4.5f, 4.5f, -4.5f, 4.5f, 0.f, -0.f, 3.f, -3.f, inf, 1.f};
+  std::vector<float> b = {2.f, -2.f, -2.f, 2.f, -2.f, 2.f, inf, inf, 2.f, 0.f};
+  const int64_t n = static_cast<int64_t>(a.size());
+  tt::Result r = tt::RunOp("Mod", {tt::Make<float>({n}, a), tt::Make<float>({n}, b)}, nullptr, 28);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  std::vector<float> got = r[0].as<float>();
+  // A - floor(A / B) * B, with the spec's zero-sign and infinity cases.
+  const std::vector<float> want = {1.5f, -1.5f, -0.5f, 0.5f, -0.f, 0.f, 3.f, inf};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i], want[i]) << i;
+    EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << i;
+  }
+  EXPECT_TRUE(std::isnan(got[8]));  // x infinite
+  EXPECT_TRUE(std::isnan(got[9]));  // y zero
+  // Before opset 28 fmod=0 stays invalid for floats.
+  EXPECT_FALSE(tt::RunOp("Mod", {tt::Make<float>({n}, a), tt::Make<float>({n}, b)}, nullptr, 13).status.ok());
 }
 
 }  // namespace

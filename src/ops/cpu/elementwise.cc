@@ -75,11 +75,15 @@ struct FmodOp {
     else return static_cast<T>(a % b);
   }
 };
-// fmod=0 on integers: sign of the divisor (Python %).
+// fmod=0: sign of the divisor (Python %). Floats are allowed from opset 28:
+// fmod's remainder moved into the divisor's sign; a zero takes the divisor's
+// sign, and NaN/inf cases fall out of fmod as the spec lists them.
 struct IntModOp {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (std::is_floating_point_v<T>) {
-      return std::fmod(a, b);  // unreachable: the factory rejects floats with fmod=0
+      T r = std::fmod(a, b);
+      if (r == T(0)) return std::copysign(T(0), b);
+      return ((r < T(0)) != (b < T(0))) ? static_cast<T>(r + b) : r;
     } else if constexpr (std::is_signed_v<T>) {
       if (b == -1) return T(0);
       T r = static_cast<T>(a % b);
@@ -283,8 +287,8 @@ Expected<KernelPtr> MakeMod(const KernelInit& init) {
   OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
   const Node& n = init.node;
   bool fmod = n.GetInt("fmod", 0) != 0;
-  if (!fmod && ew::IsFloatType(n.input(0)->dtype))
-    return InvalidArgument(n.Describe(), ": fmod must be 1 for floating-point inputs");
+  if (!fmod && ew::IsFloatType(n.input(0)->dtype) && n.opset < 28)
+    return InvalidArgument(n.Describe(), ": fmod must be 1 for floating-point inputs before opset 28");
   if (fmod) return MakeArith<FmodOp>(n, true, true);
   return MakeArith<IntModOp>(n, true, true);
 }
