@@ -9,7 +9,9 @@ floating point, exact for integers and bools).
 
 Each case goes through parse -> passes -> .om bytes -> .om load -> run, in the
 oc_conformance_driver process (the work of `atc` + `msame` without two spawns per case);
-`--via tools` runs the real atc and msame binaries instead (slower, same verdicts).
+`--via tools` runs the real atc and msame binaries instead: measured on 2 cores, 18.5 s
+for the 1,884 cases against 2.5 s in-process, with the same verdicts except that it does
+not compile shape-setting inputs in as constants (below), and that .npy has no bfloat16.
 Two drivers run in parallel (--jobs); a crash or a hang costs the case, not the run.
 
 --check fails on any failure that exclusions.txt does not list, on a listed test that now
@@ -59,6 +61,7 @@ CLASSES = {
     "crash": "crash (signal)",
     "timeout": "timeout",
     "wrong_result": "wrong result",
+    "harness_error": "harness error (the runner could not feed or read the case)",
 }
 
 
@@ -606,7 +609,10 @@ def run_all(case_dirs, make_worker, jobs, progress):
                     d = todo.get_nowait()
                 except queue.Empty:
                     return
-                r = w.run(d)
+                try:
+                    r = w.run(d)
+                except Exception as e:  # noqa: BLE001  (one bad case must not stop the run)
+                    r = Result(os.path.basename(d), "harness_error", f"{type(e).__name__}: {short(str(e))}")
                 with lock:
                     results[r.name] = r
                     if progress:
