@@ -151,6 +151,20 @@ CASES = {
     "gru_reverse": lambda: single(
         "GRU", [("x", f32(4, 2, 3))], [("w", f32(1, 12, 3)), ("r", f32(1, 12, 4))],
         attrs={"hidden_size": 4, "direction": "reverse"}, n_out=2),
+    # --- Einsum (MaxViT and einsum-written attention use it)
+    "einsum_attention_scores": lambda: single("Einsum", [("q", f32(1, 2, 7, 5)), ("k", f32(1, 2, 9, 5))],
+                                              attrs={"equation": "bhid,bhjd->bhij"}, opset=12),
+    "einsum_heads_last": lambda: single("Einsum", [("a", f32(2, 6, 3, 4)), ("v", f32(2, 6, 3, 4))],
+                                        attrs={"equation": "bqhd,bkhd->bhqk"}, opset=12),
+    "einsum_ellipsis_broadcast": lambda: single("Einsum", [("a", f32(3, 1, 4, 5)), ("b", f32(1, 2, 5, 6))],
+                                                attrs={"equation": "...ij,...jk->...ik"}, opset=12),
+    "einsum_implicit_output": lambda: single("Einsum", [("a", f32(4, 3)), ("b", f32(3, 5))],
+                                             attrs={"equation": "ij,jk"}, opset=12),
+    "einsum_trace_and_sum": lambda: single("Einsum", [("a", f32(2, 5, 5))], attrs={"equation": "bii->b"}, opset=12),
+    "einsum_diag_outer_three": lambda: single("Einsum", [("a", f32(4, 4)), ("b", f32(3)), ("c", f32(4))],
+                                              attrs={"equation": "ii,j,i->ij"}, opset=12),
+    "einsum_transpose_int64": lambda: single("Einsum", [("a", R.integers(-9, 9, (2, 3, 4)).astype(np.int64))],
+                                             attrs={"equation": "abc->cab"}, opset=12),
 }
 
 
