@@ -23,7 +23,7 @@ import json
 import os
 import platform
 import re
-import shutil
+import shlex
 import statistics
 import subprocess
 import sys
@@ -77,6 +77,9 @@ def torch_export(module_fn, example_fn, input_names, output_names=None):
     def make(path):
         import torch
         torch.manual_seed(0)
+        # The fused inference fast path of nn.MultiheadAttention and friends has no ONNX export.
+        if hasattr(torch.backends, "mha"):
+            torch.backends.mha.set_fastpath_enabled(False)
         module = module_fn().eval()
         randomise_bn_stats(module)
         args = example_fn()
@@ -94,9 +97,15 @@ def torch_export(module_fn, example_fn, input_names, output_names=None):
 
 def randomise_bn_stats(module):
     """Default BatchNorm statistics (mean 0, var 1) hide folding mistakes; give
-    them spread so that the comparison sees what the BN contributes."""
+    them spread so that the comparison sees what the BN contributes. Weight
+    matrices initialised to zero (ViT's classifier head) would make the output
+    a constant: they get small random values."""
     import torch
     g = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in module.parameters():
+            if p.dim() >= 2 and not p.any():
+                p.copy_(0.02 * torch.randn(p.shape, generator=g))
     for m in module.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.running_mean is not None:
             with torch.no_grad():
@@ -132,6 +141,17 @@ def tv_seg(name, size=224):
                 return self.m(x)["out"]
         return Wrap()
     return Spec(name, "torchvision", torch_export(module, image(size), ["input"], ["out"]))
+
+
+def tv_video(name):
+    def module():
+        import torchvision
+        return getattr(torchvision.models.video, name)(weights=None)
+
+    def example():
+        import torch
+        return (torch.rand(1, 3, 8, 112, 112),)
+    return Spec(name, "torchvision", torch_export(module, example, ["input"]))
 
 
 def tv_ssdlite(size=320):
@@ -226,6 +246,83 @@ def sdpa_decoder(d=128, heads=4):
     return Net()
 
 
+def unet_small():
+    """Encoder-decoder with GroupNorm, SiLU, ConvTranspose, nearest Upsample,
+    skip Concat and PixelShuffle: the layers of diffusion/segmentation nets."""
+    import torch
+    nn = torch.nn
+
+    def block(cin, cout):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.GroupNorm(8, cout), nn.SiLU(),
+                             nn.Conv2d(cout, cout, 3, padding=1), nn.GroupNorm(8, cout), nn.SiLU())
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.e1, self.e2, self.mid = block(3, 32), block(32, 64), block(64, 128)
+            self.up2 = nn.ConvTranspose2d(128, 64, 2, stride=2)
+            self.d2 = block(128, 64)
+            self.d1 = block(64 + 32, 32)
+            self.out = nn.Conv2d(32, 3 * 4, 1)
+            self.shuffle = nn.PixelShuffle(2)
+
+        def forward(self, x):
+            a = self.e1(x)
+            b = self.e2(nn.functional.max_pool2d(a, 2))
+            m = self.mid(nn.functional.avg_pool2d(b, 2))
+            y = self.d2(torch.cat([self.up2(m), b], 1))
+            y = self.d1(torch.cat([nn.functional.interpolate(y, scale_factor=2.0, mode="nearest"), a], 1))
+            return torch.sigmoid(self.shuffle(self.out(y)))
+    return UNet()
+
+
+def misc_ops():
+    """Sinusoidal positions, cumsum, top-k, argmax, flip, reflect pad,
+    L2 normalisation, instance norm: ops that ride along in real models."""
+    import math
+    import torch
+    nn = torch.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(64, 64)
+            self.conv = nn.Conv1d(64, 64, 5)
+            self.norm = nn.InstanceNorm1d(64, affine=True)
+
+        def forward(self, x):  # x: (1, 48, 64)
+            t = torch.arange(x.shape[1], dtype=torch.float32).unsqueeze(1)
+            freq = torch.exp(torch.arange(0, 64, 2, dtype=torch.float32) * (-math.log(10000.0) / 64))
+            pe = torch.cat([torch.sin(t * freq), torch.cos(t * freq)], dim=-1)
+            h = self.proj(x + pe)
+            h = h / h.norm(dim=-1, keepdim=True).clamp(min=1e-6)
+            att = (h @ h.transpose(1, 2)).softmax(-1)
+            h = torch.cumsum(att, dim=-1) @ h * 0.1 + torch.flip(h, dims=[1])
+            c = self.norm(self.conv(nn.functional.pad(h.transpose(1, 2), (2, 2), mode="reflect")))
+            # Rounded, so that ties are exact (ONNX: the lower index wins) rather
+            # than decided by float noise in the last bit.
+            q = torch.round(c * 4)
+            vals, idx = torch.topk(q, 5, dim=-1)
+            return c, vals, idx, torch.argmax(q.abs(), dim=1)
+    return Net()
+
+
+def einsum_attention():
+    """Attention written with einsum, as many research models do."""
+    import torch
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(64, 192)
+
+        def forward(self, x):  # (1, 32, 64) -> 4 heads of 16
+            q, k, v = self.qkv(x).view(1, 32, 3, 4, 16).unbind(2)
+            att = torch.einsum("bqhd,bkhd->bhqk", q, k).mul(0.25).softmax(-1)
+            return torch.einsum("bhqk,bkhd->bqhd", att, v).reshape(1, 32, 64)
+    return Net()
+
+
 def audio_cnn():
     import torch
     nn = torch.nn
@@ -282,7 +379,6 @@ def hf(name, seq=32):
                                                      vocab_size=1000))
         else:
             m = T.GPT2LMHeadModel(T.GPT2Config(n_layer=3, n_embd=256, n_head=4, vocab_size=1000, n_positions=128))
-        m.config.return_dict = False
         m.config.use_cache = False
 
         class Wrap(torch.nn.Module):
@@ -392,11 +488,17 @@ def all_specs():
         specs.append(tv(name, **kw))
     specs.append(tv("inception_v3", size=299, aux_logits=False, init_weights=True))
     specs.append(tv_seg("deeplabv3_mobilenet_v3_large"))
+    specs.append(tv_seg("lraspp_mobilenet_v3_large"))
     specs.append(tv_ssdlite())
+    specs.append(tv("maxvit_t"))
+    specs.append(tv_video("r3d_18"))
     specs.append(hand("rnn_classifier", rnn_classifier, randn(1, 50, 40), ["input"]))
     specs.append(hand("tiny_gpt", tiny_gpt, ids((1, 64), 512), ["input_ids"], int_high=512))
     specs.append(hand("torch_transformer_causal", sdpa_decoder, randn(1, 32, 128), ["input"]))
     specs.append(hand("audio_cnn_1d", audio_cnn, randn(1, 1, 16000), ["input"]))
+    specs.append(hand("unet_small", unet_small, randn(1, 3, 64, 64), ["input"]))
+    specs.append(hand("misc_ops", misc_ops, randn(1, 48, 64), ["input"]))
+    specs.append(hand("einsum_attention", einsum_attention, randn(1, 32, 64), ["input"]))
     specs += [hf("bert"), hf("distilbert"), hf("gpt2")]
     return specs
 
@@ -411,6 +513,12 @@ def first_error_line(text):
             if re.search(pat, ln):
                 return ln
     return lines[-1] if lines else "(no message)"
+
+
+def tool_failure(proc):
+    if proc.returncode < 0:
+        return f"crashed with signal {-proc.returncode}"
+    return first_error_line(proc.stderr + "\n" + proc.stdout)
 
 
 def ort_session(path, threads):
@@ -500,7 +608,7 @@ def run_one(spec, args, rng):
             return row
         row["compile_s"] = round(time.time() - t0, 2)
         if p.returncode != 0:
-            row.update(result="COMPILE FAIL", note=first_error_line(p.stderr + "\n" + p.stdout))
+            row.update(result="COMPILE FAIL", note=tool_failure(p))
             return row
         in_paths = []
         for i, arr in enumerate(feeds.values()):
@@ -518,7 +626,7 @@ def run_one(spec, args, rng):
             row.update(result="RUN FAIL", note=f"msame timed out after {args.timeout} s")
             return row
         if p.returncode != 0:
-            row.update(result="RUN FAIL", note=first_error_line(p.stderr + "\n" + p.stdout))
+            row.update(result="RUN FAIL", note=tool_failure(p))
             return row
         m = re.search(r"median ([0-9.]+)", p.stdout)
         row["ours_ms"] = float(m.group(1)) if m else None
@@ -562,7 +670,10 @@ def write_doc(rows, args, command):
             versions.append(f"{mod} {__import__(mod).__version__}")
         except ImportError:
             pass
-    block = (f"{BEGIN}\nGenerated by `{command}` on {datetime.date.today().isoformat()} "
+    how = (f"Generated by `{command}`" if not args.only else
+           f"Generated by `python3 scripts/model_zoo.py`; the rows matching `{args.only}` were refreshed by "
+           f"`{command}`")
+    block = (f"{BEGIN}\n{how} on {datetime.date.today().isoformat()} "
              f"({platform.machine()}, {os.cpu_count()} cores, {args.threads} thread(s) for both runtimes, "
              f"median of {args.loop} runs; {', '.join(versions)}).\n"
              f"Totals: {', '.join(f'{k} {v}' for k, v in sorted(counts.items()))}.\n\n" + table(rows) + END)
@@ -617,7 +728,7 @@ def main():
     print(table(rows))
     if not args.no_doc:
         command = "python3 scripts/model_zoo.py " + " ".join(
-            a for a in sys.argv[1:] if not a.startswith("--build"))
+            shlex.quote(a) for a in sys.argv[1:] if not a.startswith(("--build", "--cache")))
         write_doc(rows, args, command.strip())
     return 0 if all(r["result"] in ("PASS", "SKIP") for r in rows) else 1
 
