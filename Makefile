@@ -62,16 +62,16 @@ asan: deps
 	    ctest --output-on-failure -j $(JOBS)
 
 # The concurrency tests on a TSan build: thread pool, executor and runtime
-# stream unit tests, and the AscendCL stress test (its models compiled by the
-# Release atc, since atc is single-threaded).
+# stream unit tests, the host-callback app and the AscendCL stress test (its
+# models compiled by the Release atc, since atc is single-threaded).
 tsan: build
 	@cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(SAN_TYPE) -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(SAN_FLAGS)" \
 	    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(SAN_FLAGS)" -DOC_SANITIZE=thread \
 	    -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
-	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target oc_concurrency_tests acl_stress
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target oc_concurrency_tests acl_stress acl_callback
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OC_ATC=$(abspath $(BUILD))/atc \
 	    OC_STRESS_RUNS=100 OC_STRESS_CYCLES=1000 OC_STRESS_FIXED=200 OC_STRESS_RSS_BOUND_KIB=1048576 \
-	    ctest --output-on-failure -R 'concurrency_unit_tests|stress_acl'
+	    ctest --output-on-failure -R 'concurrency_unit_tests|stress_acl|acl_app_callback'
 
 # libFuzzer targets built with clang (installed by install_deps.sh --fuzz),
 # each run for FUZZ_SECONDS from its seed corpus in tests/fuzz/<name>; new
