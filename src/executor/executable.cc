@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "executor/node_profile.h"
 #include "ops/op_registry.h"
 
 namespace oc {
@@ -79,7 +80,24 @@ Expected<std::shared_ptr<Executable>> Executable::Create(
     ex->steps_.push_back(s);
     ++node_index;
   }
+  ex->profile_ = NodeProfilingEnabled();
+  if (ex->profile_) {
+    ex->step_ns_ = std::make_unique<std::atomic<int64_t>[]>(ex->steps_.size());
+    for (size_t i = 0; i < ex->steps_.size(); ++i) ex->step_ns_[i] = 0;
+  }
   return ex;
+}
+
+Executable::~Executable() {
+  if (!profile_ || profiled_runs_ == 0) return;
+  std::vector<NodeTime> times;
+  times.reserve(steps_.size());
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Node& n = *steps_[i].node;
+    times.push_back({n.op_type, n.name, n.outputs.empty() || !n.outputs[0] ? "" : n.outputs[0]->ShapeString(),
+                     step_ns_[i].load()});
+  }
+  RecordNodeProfile(graph_->name, profiled_runs_.load(), std::move(times));
 }
 
 Expected<std::unique_ptr<ExecutionContext>> Executable::NewContext() const {
@@ -138,6 +156,31 @@ void Executable::ReleaseContext(std::unique_ptr<ExecutionContext> ctx) const {
   free_contexts_.push_back(std::move(ctx));
 }
 
+template <bool kProfile>
+Status Executable::RunSteps(ExecutionContext& ctx, ThreadPool& pool) const {
+  void** ptrs = ctx.value_ptrs_.data();
+  for (size_t si = 0; si < steps_.size(); ++si) {
+    const Step& s = steps_[si];
+    for (uint32_t k = 0; k < s.in_count; ++k) {
+      int id = step_inputs_[s.in_begin + k];
+      ctx.in_scratch_[k] = id >= 0 ? ptrs[id] : nullptr;
+    }
+    for (uint32_t k = 0; k < s.out_count; ++k) {
+      int id = step_outputs_[s.out_begin + k];
+      ctx.out_scratch_[k] = id >= 0 ? ptrs[id] : nullptr;
+    }
+    KernelIO io{ctx.in_scratch_.data(), s.in_count, ctx.out_scratch_.data(), s.out_count, &pool,
+                ctx.scratch_};
+    [[maybe_unused]] int64_t t0 = 0;
+    if constexpr (kProfile) t0 = ProfileClockNs();
+    Status st = s.kernel->Run(io);
+    if constexpr (kProfile) step_ns_[si].fetch_add(ProfileClockNs() - t0, std::memory_order_relaxed);
+    if (!st.ok()) return st.WithContext(StrCat("while running ", s.node->Describe()));
+  }
+  if constexpr (kProfile) profiled_runs_.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
+}
+
 Status Executable::Run(ExecutionContext& ctx, std::span<const void* const> inputs,
                        std::span<void* const> outputs, ThreadPool& pool) const {
   if (inputs.size() != input_ids_.size())
@@ -154,21 +197,9 @@ Status Executable::Run(ExecutionContext& ctx, std::span<const void* const> input
       return InvalidArgument("output ", i, " ('", graph_->outputs[i]->name, "') is null");
     if (output_ids_[i] >= 0) ctx.value_ptrs_[output_ids_[i]] = outputs[i];
   }
+  Status st = profile_ ? RunSteps<true>(ctx, pool) : RunSteps<false>(ctx, pool);
+  if (!st.ok()) return st;
   void** ptrs = ctx.value_ptrs_.data();
-  for (const Step& s : steps_) {
-    for (uint32_t k = 0; k < s.in_count; ++k) {
-      int id = step_inputs_[s.in_begin + k];
-      ctx.in_scratch_[k] = id >= 0 ? ptrs[id] : nullptr;
-    }
-    for (uint32_t k = 0; k < s.out_count; ++k) {
-      int id = step_outputs_[s.out_begin + k];
-      ctx.out_scratch_[k] = id >= 0 ? ptrs[id] : nullptr;
-    }
-    KernelIO io{ctx.in_scratch_.data(), s.in_count, ctx.out_scratch_.data(), s.out_count, &pool,
-                ctx.scratch_};
-    Status st = s.kernel->Run(io);
-    if (!st.ok()) return st.WithContext(StrCat("while running ", s.node->Describe()));
-  }
   for (const OutputCopy& c : output_copies_) {
     if (c.bytes) std::memcpy(outputs[c.output], ptrs[c.value_id], c.bytes);
   }

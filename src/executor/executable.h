@@ -4,6 +4,7 @@
 // each run uses its own ExecutionContext (activation arena + pointer table).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -83,6 +84,9 @@ class Executable {
     size_t bytes;
   };
   Executable() = default;
+  // The step loop; kProfile adds the per-step timers (chosen once per run).
+  template <bool kProfile>
+  Status RunSteps(ExecutionContext& ctx, ThreadPool& pool) const;
 
   std::shared_ptr<const Graph> graph_;
   std::vector<KernelPtr> kernels_;
@@ -96,6 +100,18 @@ class Executable {
   std::vector<const void*> const_ptrs_; // per value id, non-null for constants
   size_t max_step_io_ = 0;
   size_t scratch_bytes_ = 0;  // max over kernels of ScratchBytes()
+
+  // OPENCANN_PROFILE_NODES=1: per-step wall time, summed over runs, merged into
+  // a process-wide table by op type when the Executable is destroyed and
+  // printed to stderr at exit (executor/node_profile.cc).
+  bool profile_ = false;
+  std::unique_ptr<std::atomic<int64_t>[]> step_ns_;
+  mutable std::atomic<int64_t> profiled_runs_{0};
+
+ public:
+  ~Executable();
+
+ private:
 
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<ExecutionContext>> free_contexts_;
