@@ -87,7 +87,7 @@ class ConvKernel final : public Kernel {
     if (mode_ == Mode::kDepthwise) return Status::Ok();
 
     uk_ = &gemm::DefaultUkernel();
-    plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, ThreadPool::Global().num_threads());
+    plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, init.max_threads);
     if (w.constant)
       packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, w.constant->as<float>(), kg_,
                                             false, mg_, kg_, init.prepacked, g_.group, mg_ * kg_);
@@ -124,13 +124,15 @@ class ConvKernel final : public Kernel {
         args.epilogue.act = act_;
         args.epilogue.residual = z ? z + y_off : nullptr;
         args.epilogue.ldr = out_size;
-        plan_.Run(args, io.pool);
+        if (io.scratch) plan_.Run(args, io.pool, io.scratch);
+        else plan_.Run(args, io.pool);
       }
     }
     return Status::Ok();
   }
 
   std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
+  size_t ScratchBytes() const override { return mode_ == Mode::kDepthwise ? 0 : plan_.ScratchBytes(); }
 
  private:
   // One output channel plane per task; the channel multiplier maps output

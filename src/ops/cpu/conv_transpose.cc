@@ -50,8 +50,8 @@ class ConvTransposeKernel final : public Kernel {
     tile_ = in_size;
     if (rows_ * in_size > kMaxColFloats)
       tile_ = std::min(in_size, std::max<int64_t>(uk_->nr, kMaxColFloats / rows_ / uk_->nr * uk_->nr));
-    col_.assign(static_cast<size_t>(rows_ * tile_), 0.f);
-    plan_ = gemm::SgemmPlan(*uk_, rows_, tile_, cg_, ThreadPool::Global().num_threads());
+    col_floats_ = (rows_ * tile_ + 15) / 16 * 16;
+    plan_ = gemm::SgemmPlan(*uk_, rows_, tile_, cg_, init.max_threads);
     if (w.constant)
       packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, w.constant->as<float>(), rows_,
                                             true, rows_, cg_, init.prepacked, g_.group, cg_ * rows_);
@@ -63,7 +63,28 @@ class ConvTransposeKernel final : public Kernel {
     const float* w = io.in<float>(1);
     const float* bias = io.num_inputs > 2 ? io.in<float>(2) : nullptr;
     float* y = io.out<float>(0);
-    std::lock_guard<std::mutex> lock(mu_);
+    if (io.scratch) {
+      RunWith(x, w, bias, y, io.pool, static_cast<float*>(io.scratch));
+    } else {  // a caller without per-run scratch: the kernel's own, one run at a time
+      std::lock_guard<std::mutex> lock(mu_);
+      if (own_scratch_.empty()) own_scratch_.assign(ScratchBytes() / sizeof(float) + 16, 0.f);
+      float* s = own_scratch_.data();
+      s += (64 - reinterpret_cast<uintptr_t>(s) % 64) % 64 / sizeof(float);
+      RunWith(x, w, bias, y, io.pool, s);
+    }
+    return Status::Ok();
+  }
+
+  // Scratch: the GEMM's packing buffers, then the column tile.
+  size_t ScratchBytes() const override {
+    return plan_.ScratchBytes() + static_cast<size_t>(col_floats_) * sizeof(float);
+  }
+
+  std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
+
+ private:
+  void RunWith(const float* x, const float* w, const float* bias, float* y, ThreadPool* pool, float* scratch) const {
+    float* col_data = scratch + plan_.ScratchBytes() / sizeof(float);
     const int64_t in_size = g_.InSize(), out_size = g_.OutSize();
     for (int64_t b = 0; b < g_.batch; ++b) {
       for (int64_t c = 0; c < g_.c_out; ++c) {
@@ -80,27 +101,24 @@ class ConvTransposeKernel final : public Kernel {
           if (!packed_w_.empty()) args.packed_a = packed_w_.group(gi);
           else args.a = w + gi * cg_ * rows_, args.lda = rows_, args.trans_a = true;
           args.b = xg + p0, args.ldb = in_size;
-          args.c = col_.data(), args.ldc = np;
-          plan_.Run(args, io.pool);
-          const float* col = col_.data();
-          io.pool->ParallelFor(mg_, 1, [&](int64_t c0, int64_t c1) {
+          args.c = col_data, args.ldc = np;
+          plan_.Run(args, pool, scratch);
+          const float* col = col_data;
+          pool->ParallelFor(mg_, 1, [&](int64_t c0, int64_t c1) {
             Col2ImAdd(g_, col, np, p0, np, yg, c0, c1);
           });
         }
       }
     }
-    return Status::Ok();
   }
 
-  std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
-
- private:
   ConvGeometry g_;
   int64_t cg_ = 0, mg_ = 0, rows_ = 0, tile_ = 0;
   const gemm::GemmUkernel* uk_ = nullptr;
   gemm::SgemmPlan plan_;
   gemm::PackedOperand packed_w_;
-  std::vector<float> col_;
+  int64_t col_floats_ = 0;
+  std::vector<float> own_scratch_;
   std::mutex mu_;
 };
 

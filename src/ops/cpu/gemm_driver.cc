@@ -248,9 +248,10 @@ SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_
   // Keep each thread's buffers on their own cache lines.
   a_buf_ = RoundUp(a_buf_, 16);
   b_buf_ = RoundUp(b_buf_, 16);
-  const size_t total = static_cast<size_t>((a_buf_ + b_buf_) * max_threads_);
-  buffers_ = {static_cast<float*>(::operator new[](total * sizeof(float), std::align_val_t(64))),
-              FreeFloats};
+}
+
+size_t SgemmPlan::ScratchBytes() const {
+  return static_cast<size_t>((a_buf_ + b_buf_) * max_threads_) * sizeof(float);
 }
 
 SgemmPlan::SgemmPlan(SgemmPlan&&) noexcept = default;
@@ -258,10 +259,10 @@ SgemmPlan& SgemmPlan::operator=(SgemmPlan&&) noexcept = default;
 SgemmPlan::~SgemmPlan() = default;
 
 void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
-                        int slot) {
+                        float* buffers) const {
   const GemmUkernel& uk = *uk_;
   const int mr = uk.mr, nr = uk.nr;
-  float* abuf = buffers_.get() + static_cast<int64_t>(slot) * (a_buf_ + b_buf_);
+  float* abuf = buffers;
   float* bbuf = abuf + a_buf_;
   const int64_t K = g.k;
   const bool do_epilogue = !g.epilogue.empty();
@@ -314,10 +315,19 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   }
 }
 
-void SgemmPlan::Run(const SgemmArgs& args_in, ThreadPool* pool) {
+void SgemmPlan::Run(const SgemmArgs& args, ThreadPool* pool) {
+  std::lock_guard<std::mutex> lock(*mu_);
+  if (!buffers_) {
+    buffers_ = {static_cast<float*>(::operator new[](std::max<size_t>(ScratchBytes(), 64), std::align_val_t(64))),
+                FreeFloats};
+  }
+  Run(args, pool, buffers_.get());
+}
+
+void SgemmPlan::Run(const SgemmArgs& args_in, ThreadPool* pool, void* scratch) const {
   SgemmArgs g = args_in;
   if (g.m <= 0 || g.n <= 0) return;
-  std::lock_guard<std::mutex> lock(*mu_);
+  float* const buffers = static_cast<float*>(scratch);
   // A residual that is C itself folds into beta, so the first K block cannot
   // overwrite it before it is read.
   if (g.epilogue.residual == g.c && g.c) {
@@ -355,7 +365,7 @@ void SgemmPlan::Run(const SgemmArgs& args_in, ThreadPool* pool) {
     const int64_t ti = t / tn, tj = t % tn;
     const int64_t m0 = mblocks * ti / tm * mr, m1 = std::min(g.m, mblocks * (ti + 1) / tm * mr);
     const int64_t n0 = nblocks * tj / tn * nr, n1 = std::min(g.n, nblocks * (tj + 1) / tn * nr);
-    if (m0 < m1 && n0 < n1) RunTask(g, m0, m1, n0, n1, static_cast<int>(t));
+    if (m0 < m1 && n0 < n1) RunTask(g, m0, m1, n0, n1, buffers + t * (a_buf_ + b_buf_));
   };
   if (tasks == 1 || !pool) {
     task(0);

@@ -162,8 +162,11 @@ class PackedOperand {
   std::span<const uint8_t> bytes_;
 };
 
-// Per-kernel GEMM plan: micro-kernel choice plus per-thread packing buffers,
-// sized once (in the kernel factory) so that Run never allocates.
+// Per-kernel GEMM plan: micro-kernel choice and the size of the per-thread
+// packing buffers, fixed once (in the kernel factory). The buffers live in the
+// caller's per-run scratch (Kernel::ScratchBytes / KernelIO::scratch), so that
+// concurrent runs of one model never wait for each other and a model's GEMMs
+// share one buffer (less memory, and it stays warm in cache).
 class SgemmPlan {
  public:
   SgemmPlan() = default;
@@ -175,19 +178,23 @@ class SgemmPlan {
   ~SgemmPlan();
 
   const GemmUkernel& ukernel() const { return *uk_; }
+  // Scratch bytes Run needs (a multiple of 64).
+  size_t ScratchBytes() const;
   // Runs one GEMM; args must be within the sizes given at construction.
-  // Concurrent calls on one plan are serialised.
+  // `scratch`: ScratchBytes() bytes, 64-byte aligned, used by this call only.
+  void Run(const SgemmArgs& args, ThreadPool* pool, void* scratch) const;
+  // The same with buffers owned by the plan (allocated at first use);
+  // concurrent calls on one plan are serialised. For tests and one-off calls.
   void Run(const SgemmArgs& args, ThreadPool* pool);
 
  private:
-  void RunTask(const SgemmArgs& args, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int slot);
+  void RunTask(const SgemmArgs& args, int64_t m0, int64_t m1, int64_t n0, int64_t n1, float* buffers) const;
 
   const GemmUkernel* uk_ = nullptr;
   int64_t kc_ = 0, mc_ = 0, nc_ = 0;
   int max_threads_ = 1;
-  std::unique_ptr<float[], void (*)(float*)> buffers_{nullptr, nullptr};
   int64_t a_buf_ = 0, b_buf_ = 0;  // floats per thread
-  // Kernels are shared by concurrent runs of one model; the buffers are not.
+  std::unique_ptr<float[], void (*)(float*)> buffers_{nullptr, nullptr};
   std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();
 };
 

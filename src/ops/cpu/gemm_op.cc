@@ -74,7 +74,7 @@ class GemmKernel final : public Kernel {
     lda_ = n.input(0)->shape[1];
     ldb_ = n.input(1)->shape[1];
     uk_ = &gemm::DefaultUkernel();
-    plan_ = gemm::SgemmPlan(*uk_, d_.m, d_.n, d_.k, ThreadPool::Global().num_threads());
+    plan_ = gemm::SgemmPlan(*uk_, d_.m, d_.n, d_.k, init.max_threads);
     if (const Value* b = n.input(1); b->constant)
       packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), ldb_, tb_,
                                             d_.n, d_.k, init.prepacked);
@@ -130,11 +130,13 @@ class GemmKernel final : public Kernel {
         g.beta = 1.f;
       }
     }
-    plan_.Run(g, io.pool);
+    if (io.scratch) plan_.Run(g, io.pool, io.scratch);
+    else plan_.Run(g, io.pool);
     return Status::Ok();
   }
 
   std::vector<uint8_t> ExportPrepacked() const override { return packed_b_.Export(); }
+  size_t ScratchBytes() const override { return plan_.ScratchBytes(); }
 
  private:
   enum class CMode { kNone, kColBias, kRowBias, kFill };

@@ -66,14 +66,17 @@ class OpCase {
                                    std::vector<uint8_t>* exported = nullptr) {
     OC_RETURN_IF_ERROR(Infer());
     const OpDef* def = OpRegistry::Global().Find(node_->domain, node_->op_type, node_->opset);
-    OC_ASSIGN_OR_RETURN(KernelPtr k, def->cpu(KernelInit{*node_, prepacked}));
+    OC_ASSIGN_OR_RETURN(KernelPtr k, def->cpu(KernelInit{*node_, prepacked, pool ? pool->num_threads() : 1}));
     if (exported) *exported = k->ExportPrepacked();
     std::vector<const void*> ins;
     for (size_t i = 0; i < node_->inputs.size(); ++i)
       ins.push_back(node_->inputs[i] ? static_cast<const void*>(data_[i].data()) : nullptr);
     std::vector<float> y(static_cast<size_t>(node_->outputs[0]->NumElements()), std::nanf(""));
     void* outs[] = {y.data()};
-    KernelIO io{ins.data(), ins.size(), outs, 1, pool};
+    // Per-run scratch as the executor provides it (64-byte aligned).
+    std::vector<uint8_t> scratch(k->ScratchBytes() + 64);
+    void* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+    KernelIO io{ins.data(), ins.size(), outs, 1, pool, aligned};
     OC_RETURN_IF_ERROR(k->Run(io));
     return y;
   }

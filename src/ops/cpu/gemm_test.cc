@@ -309,5 +309,34 @@ TEST(GemmDriver, ConcurrentRunsOnOnePlan) {
   ExpectNear(c2, want2, k, "concurrent run 2");
 }
 
+TEST(GemmDriver, ConcurrentRunsWithOwnScratch) {
+  // The kernels' path: one const plan, each run with its own scratch, no lock.
+  const GemmUkernel& uk = DefaultUkernel();
+  const int64_t m = 70, n = 90, k = 300;
+  const SgemmPlan plan(uk, m, n, k, 2);
+  auto a = Random(m * k, 20), b1 = Random(k * n, 21), b2 = Random(k * n, 22);
+  std::vector<float> want1(m * n), want2(m * n);
+  NaiveGemm(m, n, k, a.data(), k, false, b1.data(), n, false, want1.data(), n, 1.f, 0.f);
+  NaiveGemm(m, n, k, a.data(), k, false, b2.data(), n, false, want2.data(), n, 1.f, 0.f);
+  std::vector<float> c1(m * n), c2(m * n);
+  ASSERT_EQ(plan.ScratchBytes() % 64, 0u);
+  auto worker = [&](const std::vector<float>& b, std::vector<float>& c) {
+    ThreadPool pool(2);
+    std::vector<float> scratch(plan.ScratchBytes() / sizeof(float) + 16);
+    float* s = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64 / sizeof(float);
+    for (int rep = 0; rep < 20; ++rep) {
+      SgemmArgs g;
+      g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = b.data(), g.ldb = n;
+      g.c = c.data(), g.ldc = n;
+      plan.Run(g, &pool, s);
+    }
+  };
+  std::thread t1(worker, std::cref(b1), std::ref(c1)), t2(worker, std::cref(b2), std::ref(c2));
+  t1.join();
+  t2.join();
+  ExpectNear(c1, want1, k, "scratch run 1");
+  ExpectNear(c2, want2, k, "scratch run 2");
+}
+
 }  // namespace
 }  // namespace oc::gemm

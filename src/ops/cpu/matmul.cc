@@ -102,7 +102,7 @@ class MatMulKernel final : public Kernel {
       }
     }
     uk_ = &gemm::DefaultUkernel();
-    plan_ = gemm::SgemmPlan(*uk_, fold_m_, d_.n, d_.k, ThreadPool::Global().num_threads());
+    plan_ = gemm::SgemmPlan(*uk_, fold_m_, d_.n, d_.k, init.max_threads);
     if (const Value* b = n.input(1); b->constant)
       packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), d_.n, false,
                                             d_.n, d_.k, init.prepacked, b_count, d_.k * d_.n);
@@ -128,12 +128,14 @@ class MatMulKernel final : public Kernel {
       if (!packed_b_.empty()) g.packed_b = packed_b_.group(bi);
       else g.b = b + bi * d_.k * d_.n;
       g.c = y + static_cast<int64_t>(t) * d_.m * d_.n;
-      plan_.Run(g, io.pool);
+      if (io.scratch) plan_.Run(g, io.pool, io.scratch);
+      else plan_.Run(g, io.pool);
     }
     return Status::Ok();
   }
 
   std::vector<uint8_t> ExportPrepacked() const override { return packed_b_.Export(); }
+  size_t ScratchBytes() const override { return plan_.ScratchBytes(); }
 
  private:
   MatMulDims d_;
