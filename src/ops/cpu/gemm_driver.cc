@@ -57,6 +57,23 @@ const GemmUkernel& DefaultUkernel() {
   return *uk;
 }
 
+GemmUkernelFusedFn FusedUkernelFor(const GemmUkernel& uk) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (uk.fn == &f32_gemm_14x32_avx512) return &f32_gemm_epilogue_14x32_avx512;
+#endif
+  return nullptr;
+}
+
+bool EpilogueFusable(const Epilogue& ep) {
+  switch (ep.act.kind) {
+    case ActivationKind::kNone:
+    case ActivationKind::kRelu:
+    case ActivationKind::kLeakyRelu:
+    case ActivationKind::kClip: return true;
+    default: return false;
+  }
+}
+
 // ---- Packing ------------------------------------------------------------------
 
 void PackA(const GemmUkernel& uk, const float* a, int64_t lda, bool trans_a, int64_t m, int64_t k,
@@ -266,6 +283,10 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   float* bbuf = abuf + a_buf_;
   const int64_t K = g.k;
   const bool do_epilogue = !g.epilogue.empty();
+  // The epilogue in registers, before the one store of the tile, where the
+  // micro-kernel can do it; else a second pass over the (L1-hot) tile.
+  const GemmUkernelFusedFn fused = do_epilogue && EpilogueFusable(g.epilogue) ? FusedUkernelFor(uk) : nullptr;
+  const Epilogue& ep = g.epilogue;
   for (int64_t jc = n0; jc < n1; jc += nc_) {
     const int64_t nc = std::min(nc_, n1 - jc);
     for (int64_t pc = 0; pc < K; pc += kc_) {
@@ -306,7 +327,18 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t m = std::min<int64_t>(mr, mc - ir);
             float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-            uk.fn(kc, ablock + (ir / mr) * a_panel_stride, bp, c, g.ldc, m, n, g.alpha, beta);
+            const float* ap = ablock + (ir / mr) * a_panel_stride;
+            if (last && fused) {
+              TileEpilogue te;
+              const int64_t row0 = ic + ir, col0 = jc + jr;
+              if (ep.bias_kind == Epilogue::Bias::kPerRow) te.row_bias = ep.bias + row0;
+              else if (ep.bias_kind == Epilogue::Bias::kPerCol) te.col_bias = ep.bias + col0;
+              if (ep.residual) te.residual = ep.residual + row0 * ep.ldr + col0, te.ldr = ep.ldr;
+              te.act = ep.act.kind, te.act_alpha = ep.act.alpha, te.act_beta = ep.act.beta;
+              fused(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, te);
+              continue;
+            }
+            uk.fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta);
             if (last && do_epilogue) ApplyEpilogue(g.epilogue, c, g.ldc, ic + ir, jc + jr, m, n);
           }
         }

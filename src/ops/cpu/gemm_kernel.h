@@ -43,6 +43,22 @@ using GemmUkernelFn = void (*)(int64_t kc, const float* a, const float* b, float
 // i < rows (<= MR), zero for rows..MR-1, p < k.
 using PackAPanelFn = void (*)(const float* a, int64_t lda, int64_t rows, int64_t k, float* dst);
 
+// The epilogue of one micro-tile (rows and columns relative to the tile), for
+// micro-kernels that apply it in registers before the single store of C.
+struct TileEpilogue {
+  const float* row_bias = nullptr;  // one value per tile row, or null
+  const float* col_bias = nullptr;  // one value per tile column, or null
+  const float* residual = nullptr;  // tile-shaped, leading dim ldr, or null
+  int64_t ldr = 0;
+  ActivationKind act = ActivationKind::kNone;  // kNone, kRelu, kLeakyRelu or kClip
+  float act_alpha = 0.f, act_beta = 0.f;
+};
+
+// A micro-kernel with the epilogue fused: the contract of GemmUkernelFn, then
+// c(i, j) = act(c(i, j) + row_bias[i] + col_bias[j] + residual(i, j)).
+using GemmUkernelFusedFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                    int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep);
+
 struct GemmUkernel {
   const char* name;  // f32_gemm_<MR>x<NR>_<isa>
   Isa isa;
@@ -54,7 +70,12 @@ struct GemmUkernel {
 
 #if defined(__x86_64__) || defined(_M_X64)
 void f32_packa_14_avx512(const float* a, int64_t lda, int64_t rows, int64_t k, float* dst);
+void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                    int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep);
 #endif
+// The fused-epilogue variant of `uk`, or nullptr when it has none.
+GemmUkernelFusedFn FusedUkernelFor(const GemmUkernel& uk);
+
 
 // Micro-kernels compiled into this build (declared by gemm_ukernels.inc).
 std::span<const GemmUkernel> AllUkernels();
@@ -76,6 +97,10 @@ struct Epilogue {
     return bias_kind == Bias::kNone && residual == nullptr && act.kind == ActivationKind::kNone;
   }
 };
+
+// True when a fused micro-kernel can apply `ep` (its activation is one of the
+// cheap ones listed in TileEpilogue).
+bool EpilogueFusable(const Epilogue& ep);
 
 // Packs rows [k0, k0+kc) and columns [n0, n0+nc) of a B that exists only
 // implicitly (for example im2col of a convolution input) into NR-wide panels

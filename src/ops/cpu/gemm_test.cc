@@ -3,6 +3,7 @@
 // pre-packed operands.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <set>
@@ -336,6 +337,60 @@ TEST(GemmDriver, ConcurrentRunsWithOwnScratch) {
   t2.join();
   ExpectNear(c1, want1, k, "scratch run 1");
   ExpectNear(c2, want2, k, "scratch run 2");
+}
+
+TEST(GemmEpilogue, FusedClampActivationsMatchReference) {
+  // Micro-kernels with a fused epilogue (FusedUkernelFor) against the
+  // reference formula, for every fusable activation, bias kind, residual and
+  // beta, at tile edges; a NaN in A must reach C through every activation.
+  ThreadPool pool(2);
+  struct Act { ActivationKind kind; float alpha, beta; };
+  const Act acts[] = {{ActivationKind::kNone, 0, 0}, {ActivationKind::kRelu, 0, 0},
+                      {ActivationKind::kLeakyRelu, 0.1f, 0}, {ActivationKind::kClip, -0.5f, 0.7f}};
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    for (const Act& act : acts)
+      for (auto bias_kind : {Epilogue::Bias::kNone, Epilogue::Bias::kPerRow, Epilogue::Bias::kPerCol})
+        for (bool residual : {false, true})
+          for (float beta : {0.f, 0.5f}) {
+            const int64_t m = uk->mr + 5, n = uk->nr + 3, k = 37;
+            auto a = Random(m * k, 30), b = Random(k * n, 31);
+            a[2 * k + 1] = std::nanf("");  // row 2 of C is NaN
+            auto bias = Random(bias_kind == Epilogue::Bias::kPerRow ? m : n, 32);
+            auto res = Random(m * n, 33);
+            auto c0 = Random(m * n, 34);
+            std::vector<float> want = c0;
+            NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, want.data(), n, 1.f, beta);
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                float v = want[i * n + j];
+                if (bias_kind == Epilogue::Bias::kPerRow) v += bias[i];
+                if (bias_kind == Epilogue::Bias::kPerCol) v += bias[j];
+                if (residual) v += res[i * n + j];
+                if (act.kind == ActivationKind::kRelu) v = v < 0.f ? 0.f : v;
+                if (act.kind == ActivationKind::kLeakyRelu) v = v < 0.f ? v * act.alpha : v;
+                if (act.kind == ActivationKind::kClip) v = std::min(std::max(v, act.alpha), act.beta);
+                want[i * n + j] = v;
+              }
+            std::vector<float> out = c0;
+            SgemmArgs g;
+            g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = b.data(), g.ldb = n;
+            g.c = out.data(), g.ldc = n, g.beta = beta;
+            g.epilogue.bias_kind = bias_kind;
+            g.epilogue.bias = bias_kind == Epilogue::Bias::kNone ? nullptr : bias.data();
+            g.epilogue.residual = residual ? res.data() : nullptr;
+            g.epilogue.ldr = n;
+            g.epilogue.act = {act.kind, act.alpha, act.beta};
+            Sgemm(*uk, g, &pool);
+            const std::string what = std::string(uk->name) + " act=" + ActivationName(act.kind) +
+                                     " bias=" + std::to_string(static_cast<int>(bias_kind)) +
+                                     " residual=" + std::to_string(residual) + " beta=" + std::to_string(beta);
+            for (int64_t j = 0; j < n; ++j) {
+              EXPECT_TRUE(std::isnan(out[2 * n + j])) << what << " column " << j;
+              out[2 * n + j] = want[2 * n + j] = 0.f;
+            }
+            ExpectNear(out, want, k, what);
+          }
+  }
 }
 
 }  // namespace

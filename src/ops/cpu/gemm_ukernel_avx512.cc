@@ -1,7 +1,8 @@
 // AVX-512 f32 GEMM micro-kernel, 14x32: 28 zmm accumulators, two B vectors per
 // k step, A values broadcast straight from memory into the FMAs (31 of the 32
 // zmm registers). Columns past n are masked; a tile of m < 14 rows runs an
-// m-row instance of the same loop.
+// m-row instance of the same loop. The _epilogue_ variant applies bias,
+// residual and a clamp-like activation to the accumulators before the store.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -33,11 +34,61 @@ inline void StoreRows(const __m512* c0, const __m512* c1, float* c, int64_t ldc,
   }
 }
 
+// Stores rows [0, M) with the epilogue applied in registers:
+// act(alpha*acc (+ beta*C) + row_bias[i] + col_bias[j] + residual(i, j)).
+template <int M, bool kBeta>
+inline void StoreRowsEpilogue(const __m512* c0, const __m512* c1, float* c, int64_t ldc, int64_t n,
+                              float alpha, float beta, const TileEpilogue& ep) {
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  const __mmask16 k0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  const __mmask16 k1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
+  __m512 cb0 = _mm512_setzero_ps(), cb1 = _mm512_setzero_ps();
+  if (ep.col_bias) {
+    cb0 = _mm512_maskz_loadu_ps(k0, ep.col_bias);
+    cb1 = _mm512_maskz_loadu_ps(k1, ep.col_bias + 16);
+  }
+  // Relu and Clip are one clamp: max(lo, v) then min(hi, v), operands ordered
+  // so that a NaN v passes through (vmaxps/vminps return the second operand).
+  const bool clamp = ep.act == ActivationKind::kRelu || ep.act == ActivationKind::kClip;
+  const bool leaky = ep.act == ActivationKind::kLeakyRelu;
+  const __m512 lo = _mm512_set1_ps(ep.act == ActivationKind::kRelu ? 0.f : ep.act_alpha);
+  const __m512 hi = _mm512_set1_ps(ep.act == ActivationKind::kRelu ? __builtin_inff() : ep.act_beta);
+  const __m512 slope = _mm512_set1_ps(ep.act_alpha);
+  const __m512 zero = _mm512_setzero_ps();
+#pragma GCC unroll 14
+  for (int i = 0; i < M; ++i) {
+    float* ci = c + i * ldc;
+    __m512 r0 = _mm512_mul_ps(c0[i], va), r1 = _mm512_mul_ps(c1[i], va);
+    if (kBeta) {
+      r0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k0, ci), vb, r0);
+      r1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k1, ci + 16), vb, r1);
+    }
+    const __m512 rb = _mm512_set1_ps(ep.row_bias ? ep.row_bias[i] : 0.f);
+    r0 = _mm512_add_ps(r0, _mm512_add_ps(rb, cb0));
+    r1 = _mm512_add_ps(r1, _mm512_add_ps(rb, cb1));
+    if (ep.residual) {
+      const float* ri = ep.residual + i * ep.ldr;
+      r0 = _mm512_add_ps(r0, _mm512_maskz_loadu_ps(k0, ri));
+      r1 = _mm512_add_ps(r1, _mm512_maskz_loadu_ps(k1, ri + 16));
+    }
+    if (clamp) {
+      r0 = _mm512_min_ps(hi, _mm512_max_ps(lo, r0));
+      r1 = _mm512_min_ps(hi, _mm512_max_ps(lo, r1));
+    } else if (leaky) {
+      r0 = _mm512_mask_mul_ps(r0, _mm512_cmp_ps_mask(r0, zero, _CMP_LT_OQ), r0, slope);
+      r1 = _mm512_mask_mul_ps(r1, _mm512_cmp_ps_mask(r1, zero, _CMP_LT_OQ), r1, slope);
+    }
+    _mm512_mask_storeu_ps(ci, k0, r0);
+    _mm512_mask_storeu_ps(ci + 16, k1, r1);
+  }
+}
+
 // M rows of the tile (M <= 14), reading the 14-wide packed A panel: edge tiles
-// cost in proportion to their rows (M = 1 is a GEMV over packed B).
-template <int M>
+// cost in proportion to their rows (M = 1 is a GEMV over packed B). With
+// kEpilogue, `ep` is applied before the store.
+template <int M, bool kEpilogue = false>
 void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
-              float alpha, float beta) {
+              float alpha, float beta, const TileEpilogue* ep = nullptr) {
   __m512 c0[M], c1[M];
   // Start pulling the C tile in now; its rows are ldc apart and would
   // otherwise miss one by one in the store loop.
@@ -60,8 +111,13 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     a += kMR;
     b += 32;
   }
-  if (beta == 0.f) StoreRows<M, false>(c0, c1, c, ldc, n, alpha, beta);
-  else StoreRows<M, true>(c0, c1, c, ldc, n, alpha, beta);
+  if constexpr (kEpilogue) {
+    if (beta == 0.f) StoreRowsEpilogue<M, false>(c0, c1, c, ldc, n, alpha, beta, *ep);
+    else StoreRowsEpilogue<M, true>(c0, c1, c, ldc, n, alpha, beta, *ep);
+  } else {
+    if (beta == 0.f) StoreRows<M, false>(c0, c1, c, ldc, n, alpha, beta);
+    else StoreRows<M, true>(c0, c1, c, ldc, n, alpha, beta);
+  }
 }
 }  // namespace
 
@@ -82,6 +138,27 @@ void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c,
     case 3: return TileRows<3>(kc, a, b, c, ldc, n, alpha, beta);
     case 2: return TileRows<2>(kc, a, b, c, ldc, n, alpha, beta);
     case 1: return TileRows<1>(kc, a, b, c, ldc, n, alpha, beta);
+    default: return;
+  }
+}
+
+void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                    int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep) {
+  switch (m) {
+    case 14: return TileRows<14, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 13: return TileRows<13, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 12: return TileRows<12, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 11: return TileRows<11, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 10: return TileRows<10, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 9: return TileRows<9, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 8: return TileRows<8, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 7: return TileRows<7, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 6: return TileRows<6, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 5: return TileRows<5, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 4: return TileRows<4, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 3: return TileRows<3, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 2: return TileRows<2, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    case 1: return TileRows<1, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
     default: return;
   }
 }
