@@ -84,7 +84,12 @@ class ConvKernel final : public Kernel {
       mode_ = Mode::kDirect;
     else
       mode_ = Mode::kIm2Col;
-    if (mode_ == Mode::kDepthwise) return Status::Ok();
+    max_threads_ = std::max(1, init.max_threads);
+    if (mode_ == Mode::kDepthwise) {
+      if (g_.KernelSize() <= kDepthwiseMaxTaps)
+        dw_slot_floats_ = (DepthwiseScratchFloats(g_) + 15) / 16 * 16;
+      return Status::Ok();
+    }
 
     uk_ = &gemm::DefaultUkernel();
     plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, init.max_threads);
@@ -101,7 +106,8 @@ class ConvKernel final : public Kernel {
     const float* z = io.num_inputs > 3 ? io.in<float>(3) : nullptr;
     float* y = io.out<float>(0);
     if (mode_ == Mode::kDepthwise) {
-      RunDepthwise(x, w, bias, z, y, io.pool);
+      if (dw_slot_floats_ && io.scratch) RunDepthwisePadded(x, w, bias, z, y, io.pool, static_cast<float*>(io.scratch));
+      else RunDepthwise(x, w, bias, z, y, io.pool);
       return Status::Ok();
     }
     const int64_t in_size = g_.InSize(), out_size = g_.OutSize();
@@ -132,7 +138,10 @@ class ConvKernel final : public Kernel {
   }
 
   std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
-  size_t ScratchBytes() const override { return mode_ == Mode::kDepthwise ? 0 : plan_.ScratchBytes(); }
+  size_t ScratchBytes() const override {
+    if (mode_ == Mode::kDepthwise) return static_cast<size_t>(dw_slot_floats_ * max_threads_) * sizeof(float);
+    return plan_.ScratchBytes();
+  }
 
  private:
   // One output channel plane per task; the channel multiplier maps output
@@ -146,8 +155,28 @@ class ConvKernel final : public Kernel {
     });
   }
 
+  // Contiguous channel ranges, one per task; the task index names its slot of
+  // padded input rows in the scratch.
+  void RunDepthwisePadded(const float* x, const float* w, const float* bias, const float* z, float* y,
+                          ThreadPool* pool, float* scratch) const {
+    const int64_t planes = g_.batch * g_.c_out;
+    const int64_t work = planes * g_.OutSize() * g_.KernelSize();
+    int64_t tasks = std::min<int64_t>({pool->num_threads(), max_threads_, planes});
+    tasks = std::max<int64_t>(1, std::min<int64_t>(tasks, work / 32768));
+    auto task = [&](int64_t t) {
+      DepthwiseConvPadded(g_, mg_, x, w, bias, z, y, act_, planes * t / tasks, planes * (t + 1) / tasks,
+                          scratch + t * dw_slot_floats_);
+    };
+    if (tasks == 1) return task(0);
+    pool->ParallelFor(tasks, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; ++t) task(t);
+    });
+  }
+
   ConvGeometry g_;
   Mode mode_ = Mode::kIm2Col;
+  int max_threads_ = 1;
+  int64_t dw_slot_floats_ = 0;  // padded-row scratch per task (0: the direct loops)
   Activation act_;
   int64_t cg_ = 0, mg_ = 0, kg_ = 0;
   const gemm::GemmUkernel* uk_ = nullptr;

@@ -53,6 +53,14 @@ void PackIm2ColPanels(const ConvGeometry& g, const float* x, int nr, int64_t k0,
 // null), residual z (may be null), then the activation.
 void DepthwiseConv(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
                    const float* z, float* y, const Activation& act, int64_t c0, int64_t c1);
+// The same from padded copies of the input rows in `scratch` (at least
+// DepthwiseScratchFloats(g) floats, 64-byte aligned, for this call alone):
+// every output is one branch-free, unit-stride sum over the taps, strides
+// included. Kernels of more than kDepthwiseMaxTaps taps use DepthwiseConv.
+constexpr int64_t kDepthwiseMaxTaps = 64;
+void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                         const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch);
+int64_t DepthwiseScratchFloats(const ConvGeometry& g);
 // Scatter-adds col rows (output channel, kd, kh, kw) for input positions
 // [p0, p0 + np) into y (one image group, `channels` output channels) - the
 // adjoint of Im2Col, with in/out swapped as ConvTranspose needs.

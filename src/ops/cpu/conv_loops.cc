@@ -13,6 +13,11 @@ void DepthwiseConvAvx2(const ConvGeometry& g, int64_t mg, const float* x, const 
                        const float* z, float* y, const Activation& act, int64_t c0, int64_t c1);
 void DepthwiseConvAvx512(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
                          const float* z, float* y, const Activation& act, int64_t c0, int64_t c1);
+void DepthwiseConvPaddedAvx2(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                             const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch);
+void DepthwiseConvPaddedAvx512(const ConvGeometry& g, int64_t mg, const float* x, const float* w,
+                               const float* bias, const float* z, float* y, const Activation& act, int64_t c0,
+                               int64_t c1, float* scratch);
 #endif
 
 void PackIm2ColPanels(const ConvGeometry& g, const float* x, int nr, int64_t k0, int64_t kc, int64_t n0,
@@ -37,6 +42,23 @@ void DepthwiseConv(const ConvGeometry& g, int64_t mg, const float* x, const floa
   }
 #endif
   DepthwiseImpl(g, mg, x, w, bias, z, y, act, c0, c1);
+}
+
+void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                         const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch) {
+#if defined(__x86_64__) || defined(_M_X64)
+  switch (SelectedIsa()) {
+    case Isa::kAvx512: return DepthwiseConvPaddedAvx512(g, mg, x, w, bias, z, y, act, c0, c1, scratch);
+    case Isa::kAvx2: return DepthwiseConvPaddedAvx2(g, mg, x, w, bias, z, y, act, c0, c1, scratch);
+    default: break;
+  }
+#endif
+  DepthwisePaddedImpl(g, mg, x, w, bias, z, y, act, c0, c1, scratch);
+}
+
+int64_t DepthwiseScratchFloats(const ConvGeometry& g) {
+  const DwRowLayout l = DepthwiseRowLayout(g);
+  return (g.in[1] + 1) * l.floats;
 }
 
 }  // namespace oc

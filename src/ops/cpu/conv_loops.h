@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
@@ -200,6 +201,186 @@ inline void DepthwiseImpl(const ConvGeometry& g, int64_t mg, const float* x, con
     }
   }
 }
+
+// Padded depthwise: the layout of one input row as the taps read it. The row
+// padded with zeros, q[j] = x[j - pw] for j in [0, (OW-1)*sw + (KW-1)*dw + 1),
+// is stored as sw phases of `len` floats, phase r holding q[r], q[r+sw], ...;
+// tap kx then reads phase (kx*dw) % sw at offset (kx*dw) / sw, contiguously in
+// ox. Phases are zero past the row and a little beyond the last block of 16
+// outputs, so whole blocks can be read.
+struct DwRowLayout {
+  int64_t padded, len, floats;  // padded row length, phase length, floats per row (sw * len)
+};
+inline DwRowLayout DepthwiseRowLayout(const ConvGeometry& g) {
+  const int64_t OW = g.out[2], KW = g.kernel[2], sw = g.stride[2], dw = g.dilation[2];
+  DwRowLayout l;
+  l.padded = (OW - 1) * sw + (KW - 1) * dw + 1;
+  const int64_t reach = (OW + 15) / 16 * 16 + (KW - 1) * dw / sw;  // furthest read + 1, per phase
+  l.len = (std::max((l.padded + sw - 1) / sw, reach) + 15) / 16 * 16;
+  l.floats = sw * l.len;
+  return l;
+}
+
+// (-Wpsabi: these vectors never cross a non-inline call, so the ABI note for
+// builds without AVX-512 does not apply.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+// 16 floats as one GCC/Clang vector: each ISA build lowers it to its own
+// registers (one zmm, two ymm, four xmm), without intrinsics.
+typedef float DwVec __attribute__((vector_size(64)));
+inline DwVec DwLoad(const float* p) {
+  DwVec v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// Outputs [0, OW) of one row: y = act(bias + sum_t w[t] * p[t][ox] (+ z)), 16
+// at a time in registers; the block past OW reads phase padding and is not
+// stored.
+template <int T>
+inline void DepthwiseRowTaps(const float* const* p, const float* wt, int64_t taps, float bv, const float* zrow,
+                             float* yrow, int64_t OW, int clamp, float lo, float hi) {
+  const int64_t nt = T > 0 ? T : taps;
+  const DwVec vlo = DwVec{} + lo, vhi = DwVec{} + hi, vzero = DwVec{};
+  for (int64_t ox0 = 0; ox0 < OW; ox0 += 16) {
+    DwVec acc = DwVec{} + bv;
+    for (int64_t t = 0; t < nt; ++t) acc += wt[t] * DwLoad(p[t] + ox0);
+    const int64_t cnt = std::min<int64_t>(16, OW - ox0);
+    // Whole blocks move with one fixed-size copy (a register load/store);
+    // the short last block goes element by element.
+    if (zrow) {
+      if (cnt == 16) {
+        acc += DwLoad(zrow + ox0);
+      } else {
+        float zb[16] = {};
+        for (int64_t i = 0; i < cnt; ++i) zb[i] = zrow[ox0 + i];
+        acc += DwLoad(zb);
+      }
+    }
+    // Same NaN behaviour as ApplyActivation: a NaN compares false and passes.
+    if (clamp == 1) {  // Relu / Clip
+      acc = acc < vlo ? vlo : acc;
+      acc = acc > vhi ? vhi : acc;
+    } else if (clamp == 2) {  // LeakyRelu, slope in lo
+      acc = acc < vzero ? acc * vlo : acc;
+    }
+    if (cnt == 16) {
+      std::memcpy(yrow + ox0, &acc, sizeof(acc));
+    } else {
+      float out[16];
+      std::memcpy(out, &acc, sizeof(acc));
+      for (int64_t i = 0; i < cnt; ++i) yrow[ox0 + i] = out[i];
+    }
+  }
+}
+
+// Stride 2: the even and odd elements of 32 input floats at a time go to
+// phases 0 and 1 (one two-source shuffle each). Fills t in [*lo, *hi) of both
+// phases, a range where both read inside the row.
+inline void DepthwiseSplit2(const float* xr, int64_t IW, int64_t pw, const DwRowLayout& l, float* d,
+                            int64_t* lo, int64_t* hi) {
+  typedef int32_t DwIdx __attribute__((vector_size(64)));
+  // Phase r, element t reads xr[2t + r - pw]: need 2t - pw >= 0 and 2t + 31 - pw < IW.
+  const int64_t t_lo = (pw + 1) / 2;
+  const int64_t limit = std::min(l.padded, pw + IW);  // j = 2t + r must stay below this
+  int64_t t = t_lo;
+  for (; t + 16 <= l.len && 2 * t + 32 <= limit; t += 16) {
+    const float* s = xr + 2 * t - pw;
+    const DwVec a = DwLoad(s), b = DwLoad(s + 16);
+#if defined(__clang__)
+    const DwVec even = __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const DwVec odd = __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+#else
+    const DwVec even = __builtin_shuffle(a, b, DwIdx{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+    const DwVec odd = __builtin_shuffle(a, b, DwIdx{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31});
+#endif
+    std::memcpy(d + t, &even, sizeof(even));
+    std::memcpy(d + l.len + t, &odd, sizeof(odd));
+  }
+  *lo = t_lo;
+  *hi = t;
+}
+
+inline void DepthwisePaddedImpl(const ConvGeometry& g, int64_t mg, const float* x, const float* w,
+                                const float* bias, const float* z, float* y, const Activation& act, int64_t c0,
+                                int64_t c1, float* scratch) {
+  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
+  const int64_t sh = g.stride[1], sw = g.stride[2], dh = g.dilation[1], dw = g.dilation[2];
+  const int64_t ph = g.pad_begin[1], pw = g.pad_begin[2];
+  const DwRowLayout l = DepthwiseRowLayout(g);
+  float* zero_row = scratch;             // rows above / below the input
+  float* rows = scratch + l.floats;      // IH padded input rows
+  std::fill(zero_row, zero_row + l.floats, 0.f);
+  int clamp = 0;
+  float lo = 0.f, hi = 0.f;
+  if (act.kind == ActivationKind::kRelu) clamp = 1, lo = 0.f, hi = __builtin_inff();
+  else if (act.kind == ActivationKind::kClip) clamp = 1, lo = act.alpha, hi = act.beta;
+  else if (act.kind == ActivationKind::kLeakyRelu) clamp = 2, lo = act.alpha;
+  const bool other_act = act.kind != ActivationKind::kNone && clamp == 0;
+  // Tap offsets within a padded row (phase start + offset in the phase).
+  int64_t tap_off[kDepthwiseMaxTaps];
+  for (int64_t kx = 0; kx < KW; ++kx) {
+    const int64_t off = kx * dw;
+    tap_off[kx] = (off % sw) * l.len + off / sw;
+  }
+  int64_t prev_in = -1;
+  for (int64_t bc = c0; bc < c1; ++bc) {
+    const int64_t b = bc / g.c_out, c = bc % g.c_out;
+    const int64_t in_plane = b * g.c_in + c / mg;
+    const float* xc = x + in_plane * IH * IW;
+    // Channel multipliers > 1 read one input plane for several outputs: pad it once.
+    if (in_plane != prev_in) {
+      prev_in = in_plane;
+      for (int64_t iy = 0; iy < IH; ++iy) {
+        const float* xr = xc + iy * IW;
+        float* d = rows + iy * l.floats;
+        // Phase r holds q[r + t*sw]; the input supplies t in [t0, t1).
+        int64_t done_lo = 0, done_hi = 0;  // stride 2: t range both phases got from DepthwiseSplit2
+        if (sw == 2) DepthwiseSplit2(xr, IW, pw, l, d, &done_lo, &done_hi);
+        for (int64_t r = 0; r < sw; ++r) {
+          float* dp = d + r * l.len;
+          const int64_t j_end = std::min(l.padded, pw + IW);  // q[j] is input for j in [pw, j_end)
+          const int64_t t0 = std::min(l.len, pw > r ? (pw - r + sw - 1) / sw : 0);
+          const int64_t t1 = std::clamp<int64_t>(j_end > r ? (j_end - r + sw - 1) / sw : 0, t0, l.len);
+          std::fill(dp, dp + t0, 0.f);
+          if (t1 > t0) {
+            const float* src = xr + (r + t0 * sw - pw);
+            if (sw == 1) {
+              std::memcpy(dp + t0, src, sizeof(float) * (t1 - t0));
+            } else {
+              // Around the range DepthwiseSplit2 filled (empty for other strides).
+              const int64_t a = std::clamp(done_lo, t0, t1), e = std::clamp(done_hi, a, t1);
+              for (int64_t t = t0; t < a; ++t) dp[t] = src[(t - t0) * sw];
+              for (int64_t t = e; t < t1; ++t) dp[t] = src[(t - t0) * sw];
+            }
+          }
+          std::fill(dp + t1, dp + l.len, 0.f);
+        }
+      }
+    }
+    const float* wc = w + c * taps;
+    const float bv = bias ? bias[c] : 0.f;
+    float* yc = y + bc * OH * OW;
+    const float* zc = z ? z + bc * OH * OW : nullptr;
+    const float* p[kDepthwiseMaxTaps];
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      for (int64_t ky = 0; ky < KH; ++ky) {
+        const int64_t iy = oy * sh - ph + ky * dh;
+        const float* row = (iy >= 0 && iy < IH) ? rows + iy * l.floats : zero_row;
+        for (int64_t kx = 0; kx < KW; ++kx) p[ky * KW + kx] = row + tap_off[kx];
+      }
+      float* yrow = yc + oy * OW;
+      const float* zrow = zc ? zc + oy * OW : nullptr;
+      if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, zrow, yrow, OW, clamp, lo, hi);
+      else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, zrow, yrow, OW, clamp, lo, hi);
+      else DepthwiseRowTaps<0>(p, wc, taps, bv, zrow, yrow, OW, clamp, lo, hi);
+      if (other_act) ApplyActivation(act, yrow, OW);
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
 
 }  // namespace
 }  // namespace oc

@@ -14,4 +14,9 @@ void DepthwiseConvAvx512(const ConvGeometry& g, int64_t mg, const float* x, cons
   DepthwiseImpl(g, mg, x, w, bias, z, y, act, c0, c1);
 }
 
+void DepthwiseConvPaddedAvx512(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                          const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch) {
+  DepthwisePaddedImpl(g, mg, x, w, bias, z, y, act, c0, c1, scratch);
+}
+
 }  // namespace oc

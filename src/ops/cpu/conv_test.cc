@@ -137,6 +137,14 @@ TEST(ConvOp, GroupsAndDepthwise) {
   CheckConv({.x = {1, 3, 9, 40}, .m = 6, .k = {3, 3}, .group = 3, .dilation = {2, 2}, .pads = {2, 1, 2, 3}},
             "depthwise 3x3 dilated, multiplier 2");
   CheckConv({.x = {1, 2, 3, 3}, .m = 2, .k = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}, "depthwise tiny");
+  // Rows wide enough for the vector blocks and the stride-2 even/odd split,
+  // with the fused bias + residual + relu epilogue, odd widths and pads.
+  for (int64_t w : {31, 32, 33, 70, 97})
+    CheckConv({.x = {2, 3, 9, w}, .m = 3, .k = {3, 3}, .group = 3, .stride = {2, 2}, .pads = {1, 1, 1, 1},
+               .bias = true, .residual = true, .relu = true},
+              "depthwise 3x3 stride 2 fused, width " + std::to_string(w));
+  CheckConv({.x = {1, 4, 7, 45}, .m = 8, .k = {3, 3}, .group = 4, .stride = {1, 2}, .pads = {0, 2, 1, 1}},
+            "depthwise multiplier 2, stride 2 in x only, asymmetric pads");
 }
 
 TEST(ConvOp, OneAndThreeSpatialDims) {
