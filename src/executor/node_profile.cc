@@ -87,7 +87,10 @@ void PrintNodeProfiles() {
                    t.ns * per_run_ms, total ? 100.0 * t.ns / total : 0.0);
     std::vector<const NodeTime*> slow;
     for (const NodeTime& t : m.times) slow.push_back(&t);
-    const size_t top = std::min<size_t>(15, slow.size());
+    // OPENCANN_PROFILE_NODES=N (N > 1) lists the N slowest nodes; else 15.
+    const long want = std::strtol(std::getenv("OPENCANN_PROFILE_NODES") ? std::getenv("OPENCANN_PROFILE_NODES") : "",
+                                  nullptr, 10);
+    const size_t top = std::min<size_t>(want > 1 ? static_cast<size_t>(want) : 15, slow.size());
     std::partial_sort(slow.begin(), slow.begin() + top, slow.end(),
                       [](const NodeTime* a, const NodeTime* b) { return a->ns > b->ns; });
     std::fprintf(stderr, "[profile] slowest nodes:\n");

@@ -1,7 +1,7 @@
 // Per-node timing for OPENCANN_PROFILE_NODES=1 (off by default). Executables
 // time each step when it is on and hand their totals over when destroyed; the
 // process prints one table per model to stderr at exit: time per op type, then
-// the slowest nodes. Meant for finding where a model spends its time, not for
+// the slowest nodes (OPENCANN_PROFILE_NODES=N: the N slowest). Meant for finding where a model spends its time, not for
 // production use (each step pays two clock reads while it is on).
 #pragma once
 

@@ -86,8 +86,7 @@ class ConvKernel final : public Kernel {
       mode_ = Mode::kIm2Col;
     max_threads_ = std::max(1, init.max_threads);
     if (mode_ == Mode::kDepthwise) {
-      if (g_.KernelSize() <= kDepthwiseMaxTaps)
-        dw_slot_floats_ = (DepthwiseScratchFloats(g_) + 15) / 16 * 16;
+      dw_slot_floats_ = (DepthwiseScratchFloats(g_) + 15) / 16 * 16;
       return Status::Ok();
     }
 

@@ -56,8 +56,11 @@ void DepthwiseConv(const ConvGeometry& g, int64_t mg, const float* x, const floa
 // The same from padded copies of the input rows in `scratch` (at least
 // DepthwiseScratchFloats(g) floats, 64-byte aligned, for this call alone):
 // every output is one branch-free, unit-stride sum over the taps, strides
-// included. Kernels of more than kDepthwiseMaxTaps taps use DepthwiseConv.
+// included. DepthwiseScratchFloats is 0 where this path does not apply (more
+// than kDepthwiseMaxTaps taps, or a dilated kernel taller than
+// kDepthwiseMaxRing rows); use DepthwiseConv there.
 constexpr int64_t kDepthwiseMaxTaps = 64;
+constexpr int64_t kDepthwiseMaxRing = 64;
 void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
                          const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch);
 int64_t DepthwiseScratchFloats(const ConvGeometry& g);

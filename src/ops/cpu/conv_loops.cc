@@ -57,8 +57,10 @@ void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, cons
 }
 
 int64_t DepthwiseScratchFloats(const ConvGeometry& g) {
+  if (g.KernelSize() > kDepthwiseMaxTaps || DepthwiseRingRows(g) > kDepthwiseMaxRing) return 0;
   const DwRowLayout l = DepthwiseRowLayout(g);
-  return (g.in[1] + 1) * l.floats;
+  const DwPlaneLayout pl = DepthwisePlaneLayout(g);
+  return std::max((DepthwiseRingRows(g) + 1) * l.floats, pl.use ? pl.plane_floats + pl.out_floats : 0);
 }
 
 }  // namespace oc

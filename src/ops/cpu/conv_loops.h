@@ -242,9 +242,22 @@ inline void DepthwiseRowTaps(const float* const* p, const float* wt, int64_t tap
                              float* yrow, int64_t OW, int clamp, float lo, float hi) {
   const int64_t nt = T > 0 ? T : taps;
   const DwVec vlo = DwVec{} + lo, vhi = DwVec{} + hi, vzero = DwVec{};
+  // Weights and row pointers in locals: the stores to yrow cannot alias them,
+  // so they stay in registers across the row instead of being reloaded.
+  constexpr int kRegs = T > 0 ? T : 1;
+  DwVec wv[kRegs];
+  const float* pp[kRegs];
+  if constexpr (T > 0) {
+    for (int t = 0; t < T; ++t) wv[t] = DwVec{} + wt[t], pp[t] = p[t];
+  }
   for (int64_t ox0 = 0; ox0 < OW; ox0 += 16) {
     DwVec acc = DwVec{} + bv;
-    for (int64_t t = 0; t < nt; ++t) acc += wt[t] * DwLoad(p[t] + ox0);
+    if constexpr (T > 0) {
+#pragma GCC unroll 25
+      for (int t = 0; t < T; ++t) acc += wv[t] * DwLoad(pp[t] + ox0);
+    } else {
+      for (int64_t t = 0; t < nt; ++t) acc += wt[t] * DwLoad(p[t] + ox0);
+    }
     const int64_t cnt = std::min<int64_t>(16, OW - ox0);
     // Whole blocks move with one fixed-size copy (a register load/store);
     // the short last block goes element by element.
@@ -301,6 +314,109 @@ inline void DepthwiseSplit2(const float* xr, int64_t IW, int64_t pw, const DwRow
   *hi = t;
 }
 
+// Fills padded row d (layout above) from input row xr.
+inline void DepthwiseFillRow(const float* xr, int64_t IW, int64_t pw, int64_t sw, const DwRowLayout& l, float* d) {
+  // Phase r holds q[r + t*sw]; the input supplies t in [t0, t1).
+  int64_t done_lo = 0, done_hi = 0;  // stride 2: t range both phases got from DepthwiseSplit2
+  if (sw == 2) DepthwiseSplit2(xr, IW, pw, l, d, &done_lo, &done_hi);
+  const int64_t j_end = std::min(l.padded, pw + IW);  // q[j] is input for j in [pw, j_end)
+  for (int64_t r = 0; r < sw; ++r) {
+    float* dp = d + r * l.len;
+    const int64_t t0 = std::min(l.len, pw > r ? (pw - r + sw - 1) / sw : 0);
+    const int64_t t1 = std::clamp<int64_t>(j_end > r ? (j_end - r + sw - 1) / sw : 0, t0, l.len);
+    std::fill(dp, dp + t0, 0.f);
+    if (t1 > t0) {
+      const float* src = xr + (r + t0 * sw - pw);
+      if (sw == 1) {
+        std::memcpy(dp + t0, src, sizeof(float) * (t1 - t0));
+      } else {
+        // Around the range DepthwiseSplit2 filled (empty for other strides).
+        const int64_t a = std::clamp(done_lo, t0, t1), e = std::clamp(done_hi, a, t1);
+        for (int64_t t = t0; t < a; ++t) dp[t] = src[(t - t0) * sw];
+        for (int64_t t = e; t < t1; ++t) dp[t] = src[(t - t0) * sw];
+      }
+    }
+    std::fill(dp + t1, dp + l.len, 0.f);
+  }
+}
+
+// Input rows a task keeps padded at once: the rows one output row reads.
+inline int64_t DepthwiseRingRows(const ConvGeometry& g) {
+  return std::min<int64_t>((g.kernel[1] - 1) * g.dilation[1] + 1, g.in[1]);
+}
+
+// Small planes (stride 1, rows shorter than a vector block): the whole
+// channel padded with pitch P = padded row length, so that output (oy, ox)
+// tap (ky, kx) reads plane[(oy + ky*dh) * P + ox + kx*dw] - linear in the
+// flat index f = oy*P + ox. Blocks of 16 run over f (columns ox >= OW are
+// computed and dropped) instead of one short block per row.
+struct DwPlaneLayout {
+  bool use = false;
+  int64_t pitch = 0, rows = 0, flat = 0;  // P, padded rows, outputs computed ((OH-1)*P + OW)
+  int64_t plane_floats = 0, out_floats = 0;
+};
+inline DwPlaneLayout DepthwisePlaneLayout(const ConvGeometry& g) {
+  DwPlaneLayout pl;
+  const int64_t OH = g.out[1], OW = g.out[2];
+  if (g.stride[1] != 1 || g.stride[2] != 1 || OW >= 16 || OH < 2) return pl;
+  pl.pitch = OW + (g.kernel[2] - 1) * g.dilation[2];
+  pl.rows = OH + (g.kernel[1] - 1) * g.dilation[1];
+  pl.flat = (OH - 1) * pl.pitch + OW;
+  pl.out_floats = (pl.flat + 15) / 16 * 16;
+  // Reads reach f + (KH-1)*dh*P + (KW-1)*dw for f < out_floats.
+  pl.plane_floats = (std::max(pl.rows * pl.pitch, pl.out_floats + pl.rows * pl.pitch) + 15) / 16 * 16;
+  pl.use = pl.plane_floats + pl.out_floats <= (int64_t{1} << 16);
+  return pl;
+}
+
+inline void DepthwisePlaneImpl(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                               const float* z, float* y, const Activation& act, int64_t c0, int64_t c1,
+                               float* scratch, const DwPlaneLayout& pl) {
+  const int64_t IH = g.in[1], IW = g.in[2], OH = g.out[1], OW = g.out[2];
+  const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
+  const int64_t dh = g.dilation[1], dw = g.dilation[2], ph = g.pad_begin[1], pw = g.pad_begin[2];
+  const int64_t P = pl.pitch;
+  float* plane = scratch;
+  float* out = scratch + pl.plane_floats;
+  std::fill(plane, plane + pl.plane_floats, 0.f);  // padding and the tail stay zero
+  const float* p[kDepthwiseMaxTaps];
+  for (int64_t ky = 0; ky < KH; ++ky)
+    for (int64_t kx = 0; kx < KW; ++kx) p[ky * KW + kx] = plane + ky * dh * P + kx * dw;
+  // Input columns that land inside a padded row.
+  const int64_t col_lo = std::max<int64_t>(0, -pw), col_hi = std::min<int64_t>(IW, P - pw);
+  int64_t prev_in = -1;
+  for (int64_t bc = c0; bc < c1; ++bc) {
+    const int64_t b = bc / g.c_out, c = bc % g.c_out;
+    const int64_t in_plane = b * g.c_in + c / mg;
+    if (in_plane != prev_in) {
+      prev_in = in_plane;
+      const float* xc = x + in_plane * IH * IW;
+      for (int64_t r = 0; r < pl.rows; ++r) {
+        const int64_t iy = r - ph;
+        if (iy < 0 || iy >= IH || col_hi <= col_lo) continue;  // stays zero
+        std::memcpy(plane + r * P + pw + col_lo, xc + iy * IW + col_lo, sizeof(float) * (col_hi - col_lo));
+      }
+    }
+    const float bv = bias ? bias[c] : 0.f;
+    const float* wc = w + c * taps;
+    if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, nullptr, out, pl.out_floats, 0, 0.f, 0.f);
+    else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, nullptr, out, pl.out_floats, 0, 0.f, 0.f);
+    else DepthwiseRowTaps<0>(p, wc, taps, bv, nullptr, out, pl.out_floats, 0, 0.f, 0.f);
+    float* yc = y + bc * OH * OW;
+    const float* zc = z ? z + bc * OH * OW : nullptr;
+    for (int64_t oy = 0; oy < OH; ++oy) {
+      float* yrow = yc + oy * OW;
+      const float* o = out + oy * P;
+      if (zc) for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = o[ox] + zc[oy * OW + ox];
+      else for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = o[ox];
+    }
+    if (act.kind != ActivationKind::kNone) ApplyActivation(act, yc, OH * OW);
+  }
+}
+
+// Output rows in order; each input row is padded into a ring slot (row iy in
+// slot iy % ring) when first read, so the input streams through once and the
+// rows the taps read stay in L1.
 inline void DepthwisePaddedImpl(const ConvGeometry& g, int64_t mg, const float* x, const float* w,
                                 const float* bias, const float* z, float* y, const Activation& act, int64_t c0,
                                 int64_t c1, float* scratch) {
@@ -308,10 +424,14 @@ inline void DepthwisePaddedImpl(const ConvGeometry& g, int64_t mg, const float* 
   const int64_t KH = g.kernel[1], KW = g.kernel[2], taps = KH * KW;
   const int64_t sh = g.stride[1], sw = g.stride[2], dh = g.dilation[1], dw = g.dilation[2];
   const int64_t ph = g.pad_begin[1], pw = g.pad_begin[2];
+  if (const DwPlaneLayout pl = DepthwisePlaneLayout(g); pl.use)
+    return DepthwisePlaneImpl(g, mg, x, w, bias, z, y, act, c0, c1, scratch, pl);
   const DwRowLayout l = DepthwiseRowLayout(g);
-  float* zero_row = scratch;             // rows above / below the input
-  float* rows = scratch + l.floats;      // IH padded input rows
+  const int64_t ring = DepthwiseRingRows(g);
+  float* zero_row = scratch;         // rows above / below the input
+  float* rows = scratch + l.floats;  // `ring` padded input rows
   std::fill(zero_row, zero_row + l.floats, 0.f);
+  int64_t tag[kDepthwiseMaxRing];    // input row held by each slot
   int clamp = 0;
   float lo = 0.f, hi = 0.f;
   if (act.kind == ActivationKind::kRelu) clamp = 1, lo = 0.f, hi = __builtin_inff();
@@ -324,41 +444,10 @@ inline void DepthwisePaddedImpl(const ConvGeometry& g, int64_t mg, const float* 
     const int64_t off = kx * dw;
     tap_off[kx] = (off % sw) * l.len + off / sw;
   }
-  int64_t prev_in = -1;
   for (int64_t bc = c0; bc < c1; ++bc) {
     const int64_t b = bc / g.c_out, c = bc % g.c_out;
-    const int64_t in_plane = b * g.c_in + c / mg;
-    const float* xc = x + in_plane * IH * IW;
-    // Channel multipliers > 1 read one input plane for several outputs: pad it once.
-    if (in_plane != prev_in) {
-      prev_in = in_plane;
-      for (int64_t iy = 0; iy < IH; ++iy) {
-        const float* xr = xc + iy * IW;
-        float* d = rows + iy * l.floats;
-        // Phase r holds q[r + t*sw]; the input supplies t in [t0, t1).
-        int64_t done_lo = 0, done_hi = 0;  // stride 2: t range both phases got from DepthwiseSplit2
-        if (sw == 2) DepthwiseSplit2(xr, IW, pw, l, d, &done_lo, &done_hi);
-        for (int64_t r = 0; r < sw; ++r) {
-          float* dp = d + r * l.len;
-          const int64_t j_end = std::min(l.padded, pw + IW);  // q[j] is input for j in [pw, j_end)
-          const int64_t t0 = std::min(l.len, pw > r ? (pw - r + sw - 1) / sw : 0);
-          const int64_t t1 = std::clamp<int64_t>(j_end > r ? (j_end - r + sw - 1) / sw : 0, t0, l.len);
-          std::fill(dp, dp + t0, 0.f);
-          if (t1 > t0) {
-            const float* src = xr + (r + t0 * sw - pw);
-            if (sw == 1) {
-              std::memcpy(dp + t0, src, sizeof(float) * (t1 - t0));
-            } else {
-              // Around the range DepthwiseSplit2 filled (empty for other strides).
-              const int64_t a = std::clamp(done_lo, t0, t1), e = std::clamp(done_hi, a, t1);
-              for (int64_t t = t0; t < a; ++t) dp[t] = src[(t - t0) * sw];
-              for (int64_t t = e; t < t1; ++t) dp[t] = src[(t - t0) * sw];
-            }
-          }
-          std::fill(dp + t1, dp + l.len, 0.f);
-        }
-      }
-    }
+    const float* xc = x + (b * g.c_in + c / mg) * IH * IW;
+    std::fill(tag, tag + ring, int64_t{-1});
     const float* wc = w + c * taps;
     const float bv = bias ? bias[c] : 0.f;
     float* yc = y + bc * OH * OW;
@@ -367,7 +456,15 @@ inline void DepthwisePaddedImpl(const ConvGeometry& g, int64_t mg, const float* 
     for (int64_t oy = 0; oy < OH; ++oy) {
       for (int64_t ky = 0; ky < KH; ++ky) {
         const int64_t iy = oy * sh - ph + ky * dh;
-        const float* row = (iy >= 0 && iy < IH) ? rows + iy * l.floats : zero_row;
+        const float* row = zero_row;
+        if (iy >= 0 && iy < IH) {
+          float* slot = rows + (iy % ring) * l.floats;
+          if (tag[iy % ring] != iy) {
+            DepthwiseFillRow(xc + iy * IW, IW, pw, sw, l, slot);
+            tag[iy % ring] = iy;
+          }
+          row = slot;
+        }
         for (int64_t kx = 0; kx < KW; ++kx) p[ky * KW + kx] = row + tap_off[kx];
       }
       float* yrow = yc + oy * OW;

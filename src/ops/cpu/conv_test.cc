@@ -143,6 +143,13 @@ TEST(ConvOp, GroupsAndDepthwise) {
     CheckConv({.x = {2, 3, 9, w}, .m = 3, .k = {3, 3}, .group = 3, .stride = {2, 2}, .pads = {1, 1, 1, 1},
                .bias = true, .residual = true, .relu = true},
               "depthwise 3x3 stride 2 fused, width " + std::to_string(w));
+  // Small planes (stride 1, rows under 16): the flat whole-plane path.
+  CheckConv({.x = {2, 6, 7, 7}, .m = 6, .k = {3, 3}, .group = 6, .pads = {1, 1, 1, 1}, .bias = true,
+             .residual = true, .relu = true},
+            "depthwise 7x7 plane, fused");
+  CheckConv({.x = {1, 3, 9, 12}, .m = 6, .k = {5, 3}, .group = 3, .dilation = {2, 1}, .pads = {3, 0, 1, 2}},
+            "depthwise small plane, 5x3 dilated, multiplier 2, asymmetric pads");
+  CheckConv({.x = {1, 2, 6, 5}, .m = 2, .k = {3, 3}, .group = 2}, "depthwise small plane, no pads");
   CheckConv({.x = {1, 4, 7, 45}, .m = 8, .k = {3, 3}, .group = 4, .stride = {1, 2}, .pads = {0, 2, 1, 1}},
             "depthwise multiplier 2, stride 2 in x only, asymmetric pads");
 }
