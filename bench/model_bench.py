@@ -237,18 +237,24 @@ def bench_model(m, args, work, rng):
            "onnx_mb": os.path.getsize(onnx_path) / 2**20, "threads": {}}
     for t in args.threads:
         env = dict(os.environ, OPENCANN_NUM_THREADS=str(t))
+        per_round = max(1, -(-args.runs // args.rounds))
         ours_cmd = [os.path.join(args.build, "model_bench"), om, "--warmup", str(args.warmup),
-                    "--runs", str(args.runs)]
+                    "--runs", str(per_round)]
         for b in bins:
             ours_cmd += ["--input", b]
         ort_cmd = [sys.executable, os.path.abspath(__file__), "--ort-child", onnx_path, npz, str(t),
-                   str(args.warmup), str(args.runs)]
-        ours, ours_rss = run_measured(ours_cmd, env)
-        ort_r, ort_rss = run_measured(ort_cmd, dict(os.environ, OMP_NUM_THREADS=str(t)))
+                   str(args.warmup), str(per_round)]
+        # Alternate the engines over --rounds processes each, so that a change
+        # in the machine's load during the run falls on both; latencies pooled.
+        got = {"ours": [], "ort": []}
+        for _ in range(args.rounds):
+            got["ours"].append(run_measured(ours_cmd, env))
+            got["ort"].append(run_measured(ort_cmd, dict(os.environ, OMP_NUM_THREADS=str(t))))
         r = {}
-        for key, res, rss in (("ours", ours, ours_rss), ("ort", ort_r, ort_rss)):
-            med, p90 = stats(res["run_ms"])
-            r[key] = {"load_ms": res["load_ms"], "median_ms": med, "p90_ms": p90, "rss_mb": rss}
+        for key, results in got.items():
+            med, p90 = stats([ms for res, _ in results for ms in res["run_ms"]])
+            r[key] = {"load_ms": float(np.median([res["load_ms"] for res, _ in results])), "median_ms": med,
+                      "p90_ms": p90, "rss_mb": max(rss for _, rss in results)}
         row["threads"][t] = r
         print(f"  {m.name:<20} threads={t}: ours {r['ours']['median_ms']:8.2f} ms (p90 {r['ours']['p90_ms']:.2f})"
               f"  ort {r['ort']['median_ms']:8.2f} ms (p90 {r['ort']['p90_ms']:.2f})"
@@ -309,14 +315,17 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
         + ("  (the machine was shared with other jobs: absolute figures are noisy)" if load_before > 1.5 else ""),
         f"- Versions: {ve['ours']} built with {ve['cc']}; onnxruntime {ve['ort']} (Python {ve['python']})",
         f"- Command: `{command}`",
-        f"- Each figure: {args.runs} timed runs after {args.warmup} warm-up runs, batch 1, one process per "
-        "engine, model and thread count. onnxruntime: CPU provider, intra_op_num_threads = threads, "
-        "sequential execution, ORT_ENABLE_ALL; ours: OPENCANN_NUM_THREADS = threads, aclmdlExecute.",
+        f"- Each figure: {args.runs} timed runs (pooled over {args.rounds} processes per engine, started "
+        f"alternately ours / onnxruntime), each process after {args.warmup} warm-up runs; batch 1. "
+        "onnxruntime: CPU provider, intra_op_num_threads = threads, sequential execution, ORT_ENABLE_ALL; "
+        "ours: OPENCANN_NUM_THREADS = threads, aclmdlExecute.",
         "- Load: aclmdlLoadFromFile of the .om vs InferenceSession creation from the .onnx "
         "(which includes onnxruntime's graph optimisation).",
-        f"- Peak RSS: ru_maxrss of each process. The onnxruntime process is a Python interpreter; "
+        f"- Peak RSS: VmHWM of each process (largest over its rounds). Ours maps the .om and verifies its "
+        f"checksum, so the whole file counts as resident. The onnxruntime process is a Python interpreter; "
         f"importing numpy + onnxruntime alone peaks at {ort_base_rss:.0f} MiB.",
-        "- Ratio = ours / onnxruntime median latency (below 1 = we are faster).",
+        "- Ratio = ours / onnxruntime median latency (below 1 = we are faster). onnxruntime's worker threads "
+        "spin while waiting (its default); ours sleep, so on a loaded machine its 2-thread figures suffer more.",
         "",
         "| model | threads | ours median ms | ours p90 ms | ORT median ms | ORT p90 ms | ratio | "
         "ours load ms | ORT load ms | ours RSS MiB | ORT RSS MiB |",
@@ -350,6 +359,9 @@ def main():
     ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--runs", type=int, default=None, help="timed runs (default 30; 10 with --quick)")
     ap.add_argument("--warmup", type=int, default=None, help="warm-up runs (default 5; 2 with --quick)")
+    ap.add_argument("--rounds", type=int, default=None,
+                    help="processes per engine, alternating ours/onnxruntime; --runs are split over them "
+                         "(default 3; 1 with --quick)")
     ap.add_argument("--only", default=None, help="regex over model names")
     ap.add_argument("--quick", action="store_true", help="small models and few runs; no doc unless --doc")
     ap.add_argument("--zoo", default=os.path.expanduser("~/.cache/opencann/zoo"),
@@ -362,6 +374,7 @@ def main():
     args.threads = [int(t) for t in args.threads.split(",")]
     args.runs = args.runs or (10 if args.quick else 30)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
+    args.rounds = max(1, args.rounds or (1 if args.quick else 3))
     write = not args.no_doc and (args.doc is not None or not args.quick)
     args.doc = args.doc or os.path.join(REPO, "docs", "benchmarks.md")
     for tool in ("atc", "model_bench"):
