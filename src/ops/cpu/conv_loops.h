@@ -19,6 +19,30 @@ namespace {
 inline int64_t FloorDivL(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 inline int64_t CeilDivL(int64_t a, int64_t b) { return -FloorDivL(-a, b); }
 
+// (-Wpsabi: these vectors never cross a non-inline call, so the ABI note for
+// builds without AVX-512 does not apply.)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+// 16 floats as one GCC/Clang vector: each ISA build lowers it to its own
+// registers (one zmm, two ymm, four xmm), without intrinsics.
+typedef float DwVec __attribute__((vector_size(64)));
+inline DwVec DwLoad(const float* p) {
+  DwVec v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+// The even elements of the 32 floats at s (s[0], s[2], ..., s[30]).
+inline DwVec DwEvens(const float* s) {
+  const DwVec a = DwLoad(s), b = DwLoad(s + 16);
+#if defined(__clang__)
+  return __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+#else
+  typedef int32_t DwIdx __attribute__((vector_size(64)));
+  return __builtin_shuffle(a, b, DwIdx{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30});
+#endif
+}
+
 // Im2col rows [k0, k0+kc) x output positions [n0, n0+nc) packed into nr-wide
 // GEMM B panels: element (r, p) goes to panel (p-n0)/nr, row r-k0, column
 // (p-n0)%nr (panel stride kc*nr). Rows are walked outermost so that each input
@@ -66,7 +90,14 @@ inline void PackIm2ColImpl(const ConvGeometry& g, const float* x, int nr, int64_
           const float* s = xrow + ox0 + base;
           for (int64_t u = a; u < b; ++u) d[u - j] = s[u];
         } else {
-          for (int64_t u = a; u < b; ++u) d[u - j] = xrow[(ox0 + u) * sw + base];
+          int64_t u = a;
+          if (sw == 2) {  // 16 at a time from two loads; never reads past the row's last element
+            for (; u + 16 <= b && (ox0 + u + 15) * 2 + base + 1 < IW; u += 16) {
+              const DwVec e = DwEvens(xrow + (ox0 + u) * 2 + base);
+              std::memcpy(d + (u - j), &e, sizeof(e));
+            }
+          }
+          for (; u < b; ++u) d[u - j] = xrow[(ox0 + u) * sw + base];
         }
         for (int64_t u = b; u < j + len; ++u) d[u - j] = 0.f;
         j += len;
@@ -219,19 +250,6 @@ inline DwRowLayout DepthwiseRowLayout(const ConvGeometry& g) {
   l.len = (std::max((l.padded + sw - 1) / sw, reach) + 15) / 16 * 16;
   l.floats = sw * l.len;
   return l;
-}
-
-// (-Wpsabi: these vectors never cross a non-inline call, so the ABI note for
-// builds without AVX-512 does not apply.)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpsabi"
-// 16 floats as one GCC/Clang vector: each ISA build lowers it to its own
-// registers (one zmm, two ymm, four xmm), without intrinsics.
-typedef float DwVec __attribute__((vector_size(64)));
-inline DwVec DwLoad(const float* p) {
-  DwVec v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
 }
 
 // Outputs [0, OW) of one row: y = act(bias + sum_t w[t] * p[t][ox] (+ z)), 16

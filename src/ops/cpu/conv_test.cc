@@ -119,6 +119,12 @@ TEST(ConvOp, Im2ColPathPadsStridesBatch) {
 TEST(ConvOp, OneByOneDirectGemm) {
   CheckConv({.x = {2, 16, 7, 5}, .m = 33, .k = {1, 1}, .bias = true}, "1x1");
   CheckConv({.x = {1, 8, 6, 6}, .m = 4, .k = {1, 1}, .stride = {2, 2}}, "1x1 stride 2 (im2col)");
+  // Stride 2 over rows long enough for the 16-wide even-element copies of the
+  // im2col packer, row ends and pads included.
+  for (int64_t w : {33, 64, 75})
+    CheckConv({.x = {1, 3, 5, w}, .m = 4, .k = {3, 3}, .stride = {2, 2}, .pads = {1, 1, 1, 0}, .bias = true},
+              "3x3 stride 2, width " + std::to_string(w));
+  CheckConv({.x = {1, 2, 4, 70}, .m = 3, .k = {2, 3}, .stride = {1, 2}, .dilation = {1, 2}}, "stride 2 dilated");
 }
 
 TEST(ConvOp, GroupsAndDepthwise) {
