@@ -341,7 +341,22 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
     for row in rows:
         lines.append(f"| {row['model']} | {row['desc']} | {row['onnx_mb']:.1f} | {row['om_mb']:.1f} | "
                      f"{row['compile_s']:.1f} |")
-    lines.append("")
+    big = max(rows, key=lambda r: r["om_mb"])
+    lines += [
+        "",
+        "## Reading these figures",
+        "",
+        "- Run it yourself: `ninja -C build atc model_bench && python3 bench/model_bench.py` (about 10 minutes; "
+        "`--quick` for small models in seconds, `--only REGEX`, `--threads 1,2,4`).",
+        "- Where the time goes: `OPENCANN_PROFILE_NODES=1` (or `=N` for the N slowest nodes) makes the executor "
+        "print per-op-type totals at exit, e.g. `OPENCANN_PROFILE_NODES=20 OPENCANN_NUM_THREADS=1 "
+        "build/model_bench model.om --input x.bin --runs 50`. Off, it costs one branch per run.",
+        "- The .om holds the original weights and the pre-packed GEMM panels, and loading verifies its "
+        "checksum over the whole file, so the mapped file is resident: that is most of our RSS "
+        f"({big['model']}: {big['om_mb']:.0f} MiB .om for a {big['onnx_mb']:.0f} MiB .onnx).",
+        "- On a shared machine prefer the ratios to the absolute times, and the 1-thread ones to the 2-thread ones.",
+        "",
+    ]
     with open(args.doc, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {args.doc}")
