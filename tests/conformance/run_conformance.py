@@ -157,7 +157,8 @@ def classify(stage: str, code: str, message: str) -> str:
         return "input_error"
     if stage in ("run", "exception"):
         return "runtime_error"
-    if re.search(r"(data type|dtype) \S+ is not supported|only \S+ is implemented", message):
+    if re.search(r"(data type|dtype) \S+ is not supported|only \S+ is implemented|element type \S+ \(supported",
+                 message):
         return "unsupported_dtype"
     if code == "kNotSupported" or (stage == "kernel" and "is not supported" in message):
         return "unsupported_feature"
@@ -412,6 +413,9 @@ def draft_reason(case: dict, r: Result) -> str:
     m = re.search(r"(\w+) node '[^']*': only (\w+) is implemented, got (\w+)", d)
     if m:
         return f"unsupported dtype: the {m.group(1)} CPU kernel has no {m.group(3)} path ({m.group(2)} only)"
+    m = re.search(r"(\w+) node '[^']*': element type (\w+) \(supported: ([^)]*)\)", d)
+    if m:
+        return f"unsupported dtype: the {m.group(1)} CPU kernel has no {m.group(2)} path ({m.group(3)} only)"
     m = re.search(r"(\S+) node '[^']*': subgraphs \(If/Loop/Scan\) not supported yet", d)
     if m:
         return f"control flow: {m.group(1)} has a subgraph attribute; subgraphs are not supported yet"

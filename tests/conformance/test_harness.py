@@ -43,6 +43,8 @@ def test_integers_and_bools_are_exact_and_dtype_shape_checked():
     ("parse", "kInvalidFile", "opset_import lists domain '' twice", "parse_error"),
     ("kernel", "kNotSupported", "Add node 'a': data type uint8 is not supported by Add on CPU", "unsupported_dtype"),
     ("kernel", "kNotSupported", "Conv node 'c': only float32 is implemented, got float16", "unsupported_dtype"),
+    ("kernel", "kNotSupported", "Einsum node 'e': element type bfloat16 (supported: float, double)",
+     "unsupported_dtype"),
     ("kernel", "kInvalidArgument", "Resize node 'r': antialias=1 when downscaling is not supported",
      "unsupported_feature"),
     ("compile", "kInvalidArgument", "value 'y' has shape [?]: dynamic shapes are not supported yet", "compile_error"),
