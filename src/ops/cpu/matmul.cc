@@ -102,7 +102,8 @@ class MatMulKernel final : public Kernel {
       }
     }
     uk_ = &gemm::DefaultUkernel();
-    plan_ = gemm::SgemmPlan(*uk_, fold_m_, d_.n, d_.k, init.max_threads);
+    max_threads_ = std::max(1, init.max_threads);
+    plan_ = gemm::SgemmPlan(*uk_, fold_m_, d_.n, d_.k, max_threads_);
     if (const Value* b = n.input(1); b->constant)
       packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), d_.n, false,
                                             d_.n, d_.k, init.prepacked, b_count, d_.k * d_.n);
@@ -122,12 +123,34 @@ class MatMulKernel final : public Kernel {
       g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerCol;
       g.epilogue.bias = bias;
     }
-    for (size_t t = 0; t < offsets_.size(); ++t) {
+    auto one = [&](size_t t, gemm::SgemmArgs& gt) {
       const auto [ai, bi] = offsets_[t];
-      g.a = a + ai * d_.m * d_.k;
-      if (!packed_b_.empty()) g.packed_b = packed_b_.group(bi);
-      else g.b = b + bi * d_.k * d_.n;
-      g.c = y + static_cast<int64_t>(t) * d_.m * d_.n;
+      gt.a = a + ai * d_.m * d_.k;
+      if (!packed_b_.empty()) gt.packed_b = packed_b_.group(bi);
+      else gt.b = b + bi * d_.k * d_.n;
+      gt.c = y + static_cast<int64_t>(t) * d_.m * d_.n;
+    };
+    const int64_t batches = static_cast<int64_t>(offsets_.size());
+    const int64_t threads = std::min<int64_t>(io.pool->num_threads(), max_threads_);
+    if (io.scratch && threads > 1 && batches >= threads) {
+      // Batched products (attention heads): whole matrices per thread, one
+      // pool wake-up for the node instead of one per matrix. Task t uses GEMM
+      // buffer slot t and runs its GEMMs single-threaded.
+      const size_t slot_bytes = plan_.ScratchBytes() / static_cast<size_t>(max_threads_);
+      io.pool->ParallelFor(threads, 1, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+          gemm::SgemmArgs gt = g;
+          void* slot = static_cast<uint8_t*>(io.scratch) + static_cast<size_t>(t) * slot_bytes;
+          for (int64_t i = batches * t / threads; i < batches * (t + 1) / threads; ++i) {
+            one(static_cast<size_t>(i), gt);
+            plan_.Run(gt, nullptr, slot);
+          }
+        }
+      });
+      return Status::Ok();
+    }
+    for (size_t t = 0; t < offsets_.size(); ++t) {
+      one(t, g);
       if (io.scratch) plan_.Run(g, io.pool, io.scratch);
       else plan_.Run(g, io.pool);
     }
@@ -140,6 +163,7 @@ class MatMulKernel final : public Kernel {
  private:
   MatMulDims d_;
   int64_t fold_m_ = 0;
+  int max_threads_ = 1;
   std::vector<std::pair<int64_t, int64_t>> offsets_;  // (A matrix, B matrix) per output batch
   Activation act_;
   const gemm::GemmUkernel* uk_ = nullptr;

@@ -191,6 +191,9 @@ TEST(MatMulOp, BatchedWithBroadcast) {
   CheckMatMul({3, 8}, {2, 8, 4}, "broadcast A over B batch");
   CheckMatMul({2, 4, 8}, {8}, "batched A x 1-D B");
   CheckMatMul({5}, {3, 5, 2}, "1-D A x batched B");
+  // Attention-shaped: more matrices than threads, split whole across them.
+  CheckMatMul({2, 4, 33, 16}, {2, 4, 16, 29}, "per-head products, 8 matrices");
+  CheckMatMul({1, 7, 17, 8}, {1, 7, 8, 19}, "per-head products, 7 matrices over 3 threads");
 }
 
 TEST(MatMulOp, FusedBiasGelu) {
