@@ -55,22 +55,34 @@ inline void PackIm2ColImpl(const ConvGeometry& g, const float* x, int nr, int64_
   const int64_t in_size = ID * IH * IW;
   const int64_t sw = g.stride[2];
   const int64_t panel_stride = kc * nr;
+  // Divisions are hoisted out of the loops (small convolutions spend most of
+  // their packing time on them otherwise): the row index r = (c, kz, ky, kx)
+  // and the position p = (oz, oy, ox) advance like odometers, the valid ox
+  // range per kx is computed once per call.
+  constexpr int64_t kMaxCachedKw = 16;
+  int64_t base_kx[kMaxCachedKw], lo_kx[kMaxCachedKw], hi_kx[kMaxCachedKw];
+  auto kx_range = [&](int64_t kx, int64_t* base, int64_t* lo, int64_t* hi) {
+    *base = kx * g.dilation[2] - g.pad_begin[2];  // ix = ox * sw + base
+    *lo = std::max<int64_t>(0, CeilDivL(-*base, sw));
+    *hi = std::min<int64_t>(OW, FloorDivL(IW - 1 - *base, sw) + 1);
+  };
+  for (int64_t kx = 0; kx < std::min(kw, kMaxCachedKw); ++kx) kx_range(kx, &base_kx[kx], &lo_kx[kx], &hi_kx[kx]);
+  int64_t t = k0;
+  int64_t kx = t % kw; t /= kw;
+  int64_t ky = t % kh; t /= kh;
+  int64_t kz = t % kd; t /= kd;
+  int64_t c = t;
+  const int64_t ox_start = n0 % OW, oy_start = (n0 / OW) % OH, oz_start = n0 / (OW * OH);
   for (int64_t r = k0; r < k0 + kc; ++r) {
-    int64_t t = r;
-    const int64_t kx = t % kw; t /= kw;
-    const int64_t ky = t % kh; t /= kh;
-    const int64_t kz = t % kd; t /= kd;
-    const float* xc = x + t * in_size;
+    const float* xc = x + c * in_size;
     float* drow = dst + (r - k0) * nr;
-    const int64_t base = kx * g.dilation[2] - g.pad_begin[2];  // ix = ox * sw + base
-    const int64_t ox_lo = std::max<int64_t>(0, CeilDivL(-base, sw));
-    const int64_t ox_hi = std::min<int64_t>(OW, FloorDivL(IW - 1 - base, sw) + 1);
-    int64_t p = n0;
+    int64_t base, ox_lo, ox_hi;
+    if (kx < kMaxCachedKw) base = base_kx[kx], ox_lo = lo_kx[kx], ox_hi = hi_kx[kx];
+    else kx_range(kx, &base, &ox_lo, &ox_hi);
+    int64_t p = n0, ox0 = ox_start, oy = oy_start, oz = oz_start;
+    int64_t panel = 0, col = 0;  // of position p within the block
     const int64_t pend = n0 + nc;
     while (p < pend) {
-      const int64_t ox0 = p % OW;
-      const int64_t oy = (p / OW) % OH;
-      const int64_t oz = p / (OW * OH);
       const int64_t run = std::min(OW - ox0, pend - p);
       const int64_t iz = oz * g.stride[0] - g.pad_begin[0] + kz * g.dilation[0];
       const int64_t iy = oy * g.stride[1] - g.pad_begin[1] + ky * g.dilation[1];
@@ -80,10 +92,8 @@ inline void PackIm2ColImpl(const ConvGeometry& g, const float* x, int nr, int64_
       const int64_t lo = row_ok ? std::clamp(ox_lo - ox0, int64_t{0}, run) : run;
       const int64_t hi = row_ok ? std::clamp(ox_hi - ox0, lo, run) : run;
       for (int64_t j = 0; j < run;) {
-        const int64_t q = p + j - n0;
-        const int64_t col = q % nr;
         const int64_t len = std::min<int64_t>(run - j, nr - col);
-        float* d = drow + (q / nr) * panel_stride + col;  // d[u - j] holds position j + (u - j)
+        float* d = drow + panel * panel_stride + col;  // d[u - j] holds position u of this run
         const int64_t a = std::clamp(lo, j, j + len), b = std::clamp(hi, a, j + len);
         for (int64_t u = j; u < a; ++u) d[u - j] = 0.f;
         if (sw == 1) {
@@ -101,8 +111,19 @@ inline void PackIm2ColImpl(const ConvGeometry& g, const float* x, int nr, int64_
         }
         for (int64_t u = b; u < j + len; ++u) d[u - j] = 0.f;
         j += len;
+        col += len;
+        if (col == nr) col = 0, ++panel;
       }
       p += run;
+      ox0 = 0;
+      if (++oy == OH) oy = 0, ++oz;
+    }
+    if (++kx == kw) {
+      kx = 0;
+      if (++ky == kh) {
+        ky = 0;
+        if (++kz == kd) kz = 0, ++c;
+      }
     }
   }
   if (const int64_t tail = nc % nr) {
