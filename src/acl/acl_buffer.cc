@@ -134,7 +134,7 @@ size_t aclGetDataBufferSizeV2(const aclDataBuffer* dataBuffer) {
 // ---- Element sizes ------------------------------------------------------------------------
 
 size_t aclDataTypeSize(aclDataType dataType) {
-  switch (dataType) {
+  switch (EnumBits(dataType)) {
     case ACL_BOOL:
     case ACL_INT8:
     case ACL_UINT8: return 1;

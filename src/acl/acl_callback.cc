@@ -121,9 +121,9 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
                              aclrtStream stream) {
   return Guard(__func__, [&]() -> aclError {
     if (!fn) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'fn' is NULL");
-    if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK)
+    if (EnumBits(blockType) != ACL_CALLBACK_NO_BLOCK && EnumBits(blockType) != ACL_CALLBACK_BLOCK)
       return Fail(ACL_ERROR_INVALID_PARAM,
-                  StrCat("blockType ", static_cast<int>(blockType), " is not an aclrtCallbackBlockType"));
+                  StrCat("blockType ", EnumBits(blockType), " is not an aclrtCallbackBlockType"));
     std::shared_ptr<StreamObj> s;
     if (aclError e = ResolveStream(stream, &s)) return e;
     uint64_t thread;

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -42,6 +44,18 @@ aclError CodeFor(const Status& st, aclError fallback);
 enum LogLevel { kLogDebug = 0, kLogInfo = 1, kLogWarning = 2, kLogError = 3, kLogNone = 4 };
 bool LogEnabled(int level);
 void Log(int level, const std::string& msg);
+
+// A C caller may pass any int where the API takes an enum, but in C++ reading
+// an enum object whose value lies outside the enum's range is undefined
+// (UBSan: "load of value 99, which is not a valid value for type ..."). So
+// enum arguments are validated through their bits, read without an enum load.
+template <typename E>
+int EnumBits(const E& e) {
+  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 template <typename F>
 aclError Guard(const char* fn, F&& body) noexcept {

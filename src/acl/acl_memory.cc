@@ -35,9 +35,9 @@ Side Locate(oc::rt::MemoryRegistry& mem, const void* p, size_t n) {
 }
 
 // Validates a copy request; on success it is safe to memmove.
-aclError CheckCopy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind) {
-  if (static_cast<int>(kind) < ACL_MEMCPY_HOST_TO_HOST || static_cast<int>(kind) > ACL_MEMCPY_DEFAULT)
-    return Fail(ACL_ERROR_INVALID_PARAM, StrCat("kind ", static_cast<int>(kind), " is not an aclrtMemcpyKind"));
+aclError CheckCopy(void* dst, size_t destMax, const void* src, size_t count, const aclrtMemcpyKind& kind) {
+  if (EnumBits(kind) < ACL_MEMCPY_HOST_TO_HOST || EnumBits(kind) > ACL_MEMCPY_DEFAULT)
+    return Fail(ACL_ERROR_INVALID_PARAM, StrCat("kind ", EnumBits(kind), " is not an aclrtMemcpyKind"));
   if (count > destMax)
     return Fail(ACL_ERROR_INVALID_PARAM,
                 StrCat("count ", count, " is larger than destMax ", destMax, " (the destination would overflow)"));
@@ -89,7 +89,7 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
     auto p = RuntimeState().memory.Allocate(size, oc::rt::MemKind::kDevice);
     if (!p.ok()) return FailStatus(p.status(), ACL_ERROR_BAD_ALLOC);
     *devPtr = *p;
-    Log(kLogDebug, StrCat("aclrtMalloc: ", size, " bytes at ", PtrString(*p), " (policy ", static_cast<int>(policy), ")"));
+    Log(kLogDebug, StrCat("aclrtMalloc: ", size, " bytes at ", PtrString(*p), " (policy ", EnumBits(policy), ")"));
     return ACL_SUCCESS;
   });
 }
@@ -171,8 +171,8 @@ aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
-    if (static_cast<int>(attr) < ACL_DDR_MEM || static_cast<int>(attr) > ACL_HBM_MEM_P2P_NORMAL)
-      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("attr ", static_cast<int>(attr), " is not an aclrtMemAttr"));
+    if (EnumBits(attr) < ACL_DDR_MEM || EnumBits(attr) > ACL_HBM_MEM_P2P_NORMAL)
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("attr ", EnumBits(attr), " is not an aclrtMemAttr"));
     if (!free) return NullArg("free");
     if (!total) return NullArg("total");
     oc::rt::SystemMemory sys = oc::rt::ReadSystemMemory();
