@@ -58,7 +58,7 @@ asan: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	    OC_STRESS_RUNS=200 OC_STRESS_FIXED=500 OC_STRESS_RSS_BOUND_KIB=1048576 \
+	    OC_STRESS_RUNS=400 OC_STRESS_FIXED=500 OC_STRESS_RSS_BOUND_KIB=1048576 \
 	    ctest --output-on-failure -j $(JOBS)
 
 # The concurrency tests on a TSan build: thread pool, executor and runtime
@@ -70,7 +70,7 @@ tsan: build
 	    -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
 	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target oc_concurrency_tests acl_stress acl_callback
 	@cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 OC_ATC=$(abspath $(BUILD))/atc \
-	    OC_STRESS_RUNS=100 OC_STRESS_CYCLES=1000 OC_STRESS_FIXED=200 OC_STRESS_RSS_BOUND_KIB=1048576 \
+	    OC_STRESS_RUNS=300 OC_STRESS_CYCLES=1000 OC_STRESS_FIXED=200 OC_STRESS_RSS_BOUND_KIB=1048576 \
 	    ctest --output-on-failure -R 'concurrency_unit_tests|stress_acl|acl_app_callback'
 
 # libFuzzer targets built with clang (installed by install_deps.sh --fuzz),

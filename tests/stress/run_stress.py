@@ -37,7 +37,7 @@ def main():
             oms.append(om)
         cmd = [exe, *oms,
                "--threads", env.get("OC_STRESS_THREADS", "8"),
-               "--runs", env.get("OC_STRESS_RUNS", "4000"),
+               "--runs", env.get("OC_STRESS_RUNS", "12000"),
                "--streams", "4",
                "--cycles", env.get("OC_STRESS_CYCLES", "1000"),
                "--fixed", env.get("OC_STRESS_FIXED", "2000"),
