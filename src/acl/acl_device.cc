@@ -1,4 +1,6 @@
 // Devices, contexts, streams and events of the CPU device.
+#include <condition_variable>
+
 #include "acl/acl_internal.h"
 #include "base/thread_pool.h"
 
@@ -130,13 +132,53 @@ aclError aclrtSynchronizeDevice(void) {
   });
 }
 
+namespace oc::acl {
+namespace {
+struct PoolGate {
+  std::mutex mu;
+  std::condition_variable cv;
+  int users = 0;
+  bool replacing = false;
+};
+PoolGate& Gate() {
+  static PoolGate* g = new PoolGate();
+  return *g;
+}
+}  // namespace
+
+ThreadPoolUse::ThreadPoolUse() {
+  PoolGate& g = Gate();
+  std::unique_lock<std::mutex> lk(g.mu);
+  g.cv.wait(lk, [&] { return !g.replacing; });
+  ++g.users;
+  pool_ = &oc::ThreadPool::Global();
+}
+
+ThreadPoolUse::~ThreadPoolUse() {
+  PoolGate& g = Gate();
+  std::lock_guard<std::mutex> lk(g.mu);
+  if (--g.users == 0) g.cv.notify_all();
+}
+
+void ReplaceThreadPool(int num_threads) {
+  PoolGate& g = Gate();
+  std::unique_lock<std::mutex> lk(g.mu);
+  g.cv.wait(lk, [&] { return !g.replacing; });
+  g.replacing = true;
+  g.cv.wait(lk, [&] { return g.users == 0; });
+  oc::ThreadPool::SetGlobalThreads(num_threads);
+  g.replacing = false;
+  g.cv.notify_all();
+}
+}  // namespace oc::acl
+
 aclError aclrtSetOpExecuteThreads(uint32_t numThreads) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
     if (numThreads == 0 || numThreads > 256)
       return Fail(ACL_ERROR_INVALID_PARAM, StrCat("numThreads ", numThreads, " is outside [1, 256]"));
     if (aclError e = SynchronizeAllStreams()) return e;
-    oc::ThreadPool::SetGlobalThreads(static_cast<int>(numThreads));
+    ReplaceThreadPool(static_cast<int>(numThreads));
     Log(kLogInfo, StrCat("aclrtSetOpExecuteThreads: ", numThreads, " threads"));
     return ACL_SUCCESS;
   });

@@ -16,6 +16,7 @@
 
 #include "acl/acl.h"
 #include "base/status.h"
+#include "base/thread_pool.h"
 #include "runtime/memory_registry.h"
 #include "runtime/stream.h"
 
@@ -162,6 +163,23 @@ std::vector<std::shared_ptr<StreamObj>> DetachStreamsLocked(Runtime& r, ContextO
 void UnloadAllModels();
 // Waits for every stream; returns the first error (used before thread changes).
 aclError SynchronizeAllStreams();
+
+// Model runs use the process's thread pool by reference, and
+// aclrtSetOpExecuteThreads replaces that pool: a run holds a ThreadPoolUse for
+// its whole length, and ReplaceThreadPool waits until none is held (holding
+// new ones back meanwhile) so no run is left with a destroyed pool (acl_device.cc).
+class ThreadPoolUse {
+ public:
+  ThreadPoolUse();
+  ~ThreadPoolUse();
+  ThreadPoolUse(const ThreadPoolUse&) = delete;
+  ThreadPoolUse& operator=(const ThreadPoolUse&) = delete;
+  oc::ThreadPool& pool() const { return *pool_; }
+
+ private:
+  oc::ThreadPool* pool_;
+};
+void ReplaceThreadPool(int num_threads);
 
 }  // namespace oc::acl
 

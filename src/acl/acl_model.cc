@@ -95,7 +95,8 @@ struct ModelObj {
   }
 
   oc::Status Run(const std::vector<const void*>& ins, const std::vector<void*>& outs) {
-    oc::ThreadPool& pool = oc::ThreadPool::Global();
+    ThreadPoolUse use;  // keeps the pool alive against aclrtSetOpExecuteThreads
+    oc::ThreadPool& pool = use.pool();
     if (user_ctx) {
       std::lock_guard<std::mutex> lk(user_mu);
       return exe->Run(*user_ctx, ins, outs, pool);
