@@ -13,10 +13,12 @@
 //     must not grow by more than a small bound, nor the memory in use that
 //     aclrtGetMemInfo reports.
 //  3. fixed shapes: FIXED repeated executions on one model; no RSS growth.
+//  4. thread-count changes: aclrtSetOpExecuteThreads called repeatedly while
+//     four threads execute; no execution may fail (or crash).
 //
 // Usage: acl_stress A.om B.om [--threads N] [--runs N] [--streams N]
 //                             [--cycles N] [--fixed N] [--rss-bound-kib N]
-//                             [--meminfo-bound-mib N]
+//                             [--meminfo-bound-mib N] [--thread-changes N]
 // Prints one "figures:" line for docs/reliability.md; exit 0 only if all pass.
 #include <atomic>
 #include <chrono>
@@ -309,7 +311,7 @@ int main(int argc, char** argv) {
   if (argc < 3) {
     std::fprintf(stderr,
                  "usage: %s A.om B.om [--threads N] [--runs N] [--streams N] [--cycles N] [--fixed N] "
-                 "[--rss-bound-kib N] [--meminfo-bound-mib N]\n",
+                 "[--rss-bound-kib N] [--meminfo-bound-mib N] [--thread-changes N]\n",
                  argv[0]);
     return 2;
   }
@@ -319,6 +321,7 @@ int main(int argc, char** argv) {
   const int cycles = Arg(argc, argv, "--cycles", 1000);
   const int fixed = Arg(argc, argv, "--fixed", 2000);
   const size_t rss_bound = static_cast<size_t>(Arg(argc, argv, "--rss-bound-kib", 4096)) * 1024;
+  const int swaps = Arg(argc, argv, "--thread-changes", 200);
   const size_t meminfo_bound = static_cast<size_t>(Arg(argc, argv, "--meminfo-bound-mib", 64)) << 20;
 
   CHECK_ACL(aclInit(nullptr));
@@ -409,6 +412,39 @@ int main(int argc, char** argv) {
     std::printf("fixed shapes: %d runs in %.1f s, RSS %.1f -> %.1f MiB (%+.0f KiB)\n", fixed, fixed_s, MiB(rss2),
                 MiB(rss3), (static_cast<double>(rss3) - rss2) / 1024);
     if (rss3 > rss2 + rss_bound / 4) Fail("RSS grew over repeated fixed-shape runs");
+  }
+
+  // ---- 4. thread-count changes during executions ----------------------------------
+  // aclrtSetOpExecuteThreads replaces the thread pool that running executions
+  // use (a use-after-free until the runtime gated it). Results may differ in
+  // the last bits with the thread count, so only errors are counted here.
+  {
+    std::atomic<bool> stop{false};
+    std::atomic<int> errors{0}, done{0};
+    std::vector<std::thread> runners;
+    for (int t = 0; t < 4; ++t) {
+      runners.emplace_back([&, t] {
+        if (aclrtSetCurrentContext(ctx) != ACL_SUCCESS) { errors++; return; }
+        aclrtStream s = nullptr;
+        if (aclrtCreateStream(&s) != ACL_SUCCESS) { errors++; return; }
+        Buffers b(models[t % 2], 0);
+        while (!stop) {
+          if (aclmdlExecuteAsync(models[t % 2].id, b.in, b.out, s) != ACL_SUCCESS ||
+              aclrtSynchronizeStream(s) != ACL_SUCCESS)
+            errors++;
+          done++;
+        }
+        aclrtDestroyStream(s);
+      });
+    }
+    for (int i = 0; i < swaps; ++i) {
+      if (aclrtSetOpExecuteThreads(static_cast<uint32_t>(1 + i % 3)) != ACL_SUCCESS) errors++;
+    }
+    stop = true;
+    for (auto& th : runners) th.join();
+    std::printf("thread-count changes: %d aclrtSetOpExecuteThreads calls during %d executions: %d errors\n", swaps,
+                done.load(), errors.load());
+    if (errors) Fail("executions failed while the thread count changed");
   }
 
   for (Model& m : models) {
