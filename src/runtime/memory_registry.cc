@@ -11,18 +11,18 @@
 namespace oc::rt {
 
 namespace {
-constexpr size_t kAlign = 64;
 const char* KindName(MemKind k) { return k == MemKind::kDevice ? "device" : "host"; }
 }  // namespace
 
 Expected<void*> MemoryRegistry::Allocate(size_t size, MemKind kind) {
   if (size == 0) return InvalidArgument("size must be greater than 0");
-  if (size > SIZE_MAX - kAlign) return ResourceExhausted("size ", size, " is too large");
-  size_t rounded = (size + kAlign - 1) / kAlign * kAlign;
-  void* p = ::operator new(rounded, std::align_val_t(kAlign), std::nothrow);
-  if (!p) return ResourceExhausted("cannot allocate ", size, " bytes of ", KindName(kind), " memory");
+  size_t chunk = 0;
+  auto got = pool_.Allocate(size, &chunk);
+  if (!got.ok()) return ResourceExhausted("cannot allocate ", size, " bytes of ", KindName(kind), " memory: ",
+                                          got.status().message());
+  void* p = *got;
   std::lock_guard<std::mutex> lk(mu_);
-  blocks_[reinterpret_cast<uintptr_t>(p)] = MemBlock{reinterpret_cast<uintptr_t>(p), size, kind};
+  blocks_[reinterpret_cast<uintptr_t>(p)] = MemBlock{reinterpret_cast<uintptr_t>(p), size, kind, chunk};
   (kind == MemKind::kDevice ? stats_.device_bytes : stats_.host_bytes) += size;
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.device_bytes + stats_.host_bytes);
   ++stats_.live_blocks;
@@ -30,6 +30,7 @@ Expected<void*> MemoryRegistry::Allocate(size_t size, MemKind kind) {
 }
 
 Status MemoryRegistry::Free(void* p, MemKind kind) {
+  MemBlock freed;
   {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = blocks_.find(reinterpret_cast<uintptr_t>(p));
@@ -45,9 +46,10 @@ Status MemoryRegistry::Free(void* p, MemKind kind) {
                              " memory (use the matching free function)");
     (kind == MemKind::kDevice ? stats_.device_bytes : stats_.host_bytes) -= it->second.size;
     --stats_.live_blocks;
+    freed = it->second;
     blocks_.erase(it);
   }
-  ::operator delete(p, std::align_val_t(kAlign));
+  pool_.Free(p, freed.size, freed.chunk);
   return Status::Ok();
 }
 
@@ -85,16 +87,25 @@ bool MemoryRegistry::OverlapsDevice(const void* p, size_t size) const {
 }
 
 MemStats MemoryRegistry::Stats() const {
-  std::lock_guard<std::mutex> lk(mu_);
-  return stats_;
+  MemStats s;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    s = stats_;
+  }
+  s.pool = pool_.Stats();
+  return s;
 }
 
 void MemoryRegistry::FreeAll() {
-  std::lock_guard<std::mutex> lk(mu_);
-  for (auto& [addr, b] : blocks_) ::operator delete(reinterpret_cast<void*>(addr), std::align_val_t(kAlign));
-  blocks_.clear();
-  stats_.device_bytes = stats_.host_bytes = 0;
-  stats_.live_blocks = 0;
+  std::map<uintptr_t, MemBlock> blocks;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    blocks.swap(blocks_);
+    stats_.device_bytes = stats_.host_bytes = 0;
+    stats_.live_blocks = 0;
+  }
+  for (auto& [addr, b] : blocks) pool_.Free(reinterpret_cast<void*>(addr), b.size, b.chunk);
+  pool_.ReleaseCached();
 }
 
 SystemMemory ReadSystemMemory() {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "base/status.h"
+#include "runtime/device_pool.h"
 
 namespace oc::rt {
 
@@ -21,6 +22,7 @@ struct MemBlock {
   uintptr_t begin = 0;
   size_t size = 0;
   MemKind kind = MemKind::kDevice;
+  size_t chunk = 0;  // bytes held in the pool for this block (>= size)
 };
 
 struct MemStats {
@@ -28,6 +30,7 @@ struct MemStats {
   size_t host_bytes = 0;    // live aclrtMallocHost bytes
   size_t peak_bytes = 0;    // highest device_bytes + host_bytes seen
   size_t live_blocks = 0;
+  PoolStats pool;           // the caching allocator behind both kinds
 };
 
 class MemoryRegistry {
@@ -37,7 +40,7 @@ class MemoryRegistry {
   MemoryRegistry(const MemoryRegistry&) = delete;
   MemoryRegistry& operator=(const MemoryRegistry&) = delete;
 
-  // 64-byte aligned, uninitialised. size must be > 0.
+  // 64-byte aligned, uninitialised, from the caching pool. size must be > 0.
   Expected<void*> Allocate(size_t size, MemKind kind);
   // `p` must be the start of a live block of `kind`.
   Status Free(void* p, MemKind kind);
@@ -46,13 +49,17 @@ class MemoryRegistry {
   // True when any byte of [p, p + size) is inside a device block.
   bool OverlapsDevice(const void* p, size_t size) const;
   MemStats Stats() const;
+  // Frees every live block and returns the pool's cache to the system.
   void FreeAll();
+  // Returns cached (freed) chunks to the system; live blocks stay.
+  void ReleaseCached() { pool_.ReleaseCached(); }
 
  private:
   std::optional<MemBlock> FindLocked(const void* p, size_t size) const;
   mutable std::mutex mu_;
   std::map<uintptr_t, MemBlock> blocks_;
   MemStats stats_;
+  DevicePool pool_;
 };
 
 // Total and available bytes of the machine from /proc/meminfo (MemTotal,
