@@ -40,6 +40,16 @@ TensorData TensorData::View(std::shared_ptr<const void> owner, const void* data,
   return t;
 }
 
+const char* ValueKindName(ValueKind k) {
+  switch (k) {
+    case ValueKind::kTensor: return "tensor";
+    case ValueKind::kSequence: return "sequence";
+    case ValueKind::kOptionalTensor: return "optional(tensor)";
+    case ValueKind::kOptionalSequence: return "optional(sequence)";
+  }
+  return "unknown";
+}
+
 bool Value::IsStatic() const {
   if (!has_shape) return false;
   for (int64_t d : shape) if (d < 0) return false;
@@ -55,7 +65,7 @@ int64_t Value::NumElements() const {
 
 int64_t Value::ByteSize() const {
   int64_t n = NumElements();
-  return n < 0 ? -1 : n * static_cast<int64_t>(DataTypeSize(dtype));
+  return n < 0 ? -1 : DataTypeByteSize(dtype, n);
 }
 
 std::string Value::ShapeString() const {
@@ -111,6 +121,22 @@ void Node::SetInts(const std::string& n, std::vector<int64_t> v) {
 }
 void Node::SetFloats(const std::string& n, std::vector<float> v) {
   Attribute a; a.kind = Attribute::Kind::kFloats; a.floats = std::move(v); attrs[n] = std::move(a);
+}
+
+std::vector<const Graph*> Node::Subgraphs() const {
+  std::vector<const Graph*> out;
+  for (const auto& [name, a] : attrs) {
+    if (a.kind == Attribute::Kind::kGraph && a.graph) out.push_back(a.graph.get());
+    if (a.kind == Attribute::Kind::kGraphs)
+      for (const auto& g : a.graphs) if (g) out.push_back(g.get());
+  }
+  return out;
+}
+
+size_t Node::NumImplicitInputs() const {
+  size_t n = 0;
+  for (const Graph* g : Subgraphs()) n += g->captures.size();
+  return n;
 }
 
 std::string Node::Describe() const {
@@ -192,8 +218,24 @@ bool Graph::IsGraphOutput(const Value* v) const {
   return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
 }
 
+bool Graph::HasSubgraphs() const {
+  for (const auto& n : nodes_)
+    if (!n->Subgraphs().empty()) return true;
+  return false;
+}
+
+bool Graph::HasNonTensorValues() const {
+  for (const auto& v : values_)
+    if (v->kind != ValueKind::kTensor) return true;
+  for (const auto& n : nodes_)
+    for (const Graph* g : n->Subgraphs())
+      if (g->HasNonTensorValues()) return true;
+  return false;
+}
+
 void Graph::Compact() {
   std::set<const Value*> used(inputs.begin(), inputs.end());
+  used.insert(captures.begin(), captures.end());
   used.insert(outputs.begin(), outputs.end());
   for (auto& n : nodes_) {
     for (Value* v : n->inputs) if (v) used.insert(v);
@@ -278,6 +320,11 @@ Status Graph::Verify() const {
     if (!known.count(v)) return Internal("IR verify: graph input not owned by graph");
     available.insert(v);
   }
+  for (Value* v : captures) {
+    if (!known.count(v)) return Internal("IR verify: captured value not owned by graph");
+    if (v->producer) return Internal("IR verify: captured value '", v->name, "' has a producer");
+    available.insert(v);
+  }
   for (auto& v : values_) if (v->constant) available.insert(v.get());
   for (auto& n : nodes_) {
     for (size_t i = 0; i < n->inputs.size(); ++i) {
@@ -289,6 +336,13 @@ Status Graph::Verify() const {
         return Internal("IR verify: ", n->Describe(), " input ", i, " ('", in->name,
                         "') is used before it is produced");
     }
+    for (const Graph* sub : n->Subgraphs()) {
+      Status st = sub->Verify();
+      if (!st.ok()) return st.WithContext(StrCat("in a subgraph of ", n->Describe()));
+    }
+    if (n->NumImplicitInputs() > n->inputs.size())
+      return Internal("IR verify: ", n->Describe(), " has ", n->inputs.size(), " inputs, fewer than the ",
+                      n->NumImplicitInputs(), " its subgraphs capture");
     for (Value* o : n->outputs) {
       if (!o) continue;
       if (!known.count(o)) return Internal("IR verify: ", n->Describe(), " output not owned");
@@ -325,22 +379,31 @@ static std::string AttrToString(const Attribute& a) {
       os << ']';
       break;
     case Attribute::Kind::kTensor: os << "tensor<" << DataTypeName(a.tensor_dtype) << ">"; break;
+    case Attribute::Kind::kGraph: os << "graph '" << (a.graph ? a.graph->name : "") << "'"; break;
+    case Attribute::Kind::kGraphs: os << "graphs[" << a.graphs.size() << "]"; break;
   }
   return os.str();
 }
 
 static std::string ValueRef(const Value* v) {
   if (!v) return "<none>";
-  return StrCat("%", v->name, ":", DataTypeName(v->dtype), v->ShapeString(),
-                v->constant ? " const" : "");
+  std::string type = StrCat(DataTypeName(v->dtype), v->ShapeString());
+  switch (v->kind) {
+    case ValueKind::kTensor: break;
+    case ValueKind::kSequence: type = StrCat("seq<", type, ">"); break;
+    case ValueKind::kOptionalTensor: type = StrCat("opt<", type, ">"); break;
+    case ValueKind::kOptionalSequence: type = StrCat("opt<seq<", type, ">>"); break;
+  }
+  return StrCat("%", v->name, ":", type, v->constant ? " const" : "");
 }
 
-std::string Graph::Dump() const {
-  std::ostringstream os;
-  os << "graph " << name << " {\n";
-  for (Value* v : inputs) os << "  input " << ValueRef(v) << "\n";
-  for (auto& n : nodes_) {
-    os << "  ";
+// Subgraphs are printed after their node, indented, one block per graph attribute.
+static void DumpGraph(const Graph& g, const std::string& indent, std::ostringstream& os) {
+  os << "graph " << g.name << " {\n";
+  for (Value* v : g.inputs) os << indent << "  input " << ValueRef(v) << "\n";
+  for (Value* v : g.captures) os << indent << "  capture " << ValueRef(v) << "\n";
+  for (auto& n : g.nodes()) {
+    os << indent << "  ";
     for (size_t i = 0; i < n->outputs.size(); ++i) os << (i ? ", " : "") << ValueRef(n->outputs[i]);
     os << " = " << (n->domain.empty() ? "" : n->domain + "::") << n->op_type;
     if (!n->attrs.empty()) {
@@ -352,9 +415,23 @@ std::string Graph::Dump() const {
     os << "(";
     for (size_t i = 0; i < n->inputs.size(); ++i) os << (i ? ", " : "") << ValueRef(n->inputs[i]);
     os << ")  # " << n->name << "\n";
+    for (auto& [k, a] : n->attrs) {
+      std::vector<const Graph*> subs;
+      if (a.kind == Attribute::Kind::kGraph && a.graph) subs.push_back(a.graph.get());
+      if (a.kind == Attribute::Kind::kGraphs) for (auto& sg : a.graphs) if (sg) subs.push_back(sg.get());
+      for (const Graph* sg : subs) {
+        os << indent << "    " << k << ": ";
+        DumpGraph(*sg, indent + "    ", os);
+      }
+    }
   }
-  for (Value* v : outputs) os << "  output " << ValueRef(v) << "\n";
-  os << "}\n";
+  for (Value* v : g.outputs) os << indent << "  output " << ValueRef(v) << "\n";
+  os << indent << "}\n";
+}
+
+std::string Graph::Dump() const {
+  std::ostringstream os;
+  DumpGraph(*this, "", os);
   return os.str();
 }
 

@@ -2,8 +2,26 @@
 // symbolic dims kept, optional constant data, and after memory planning an
 // arena offset). Nodes are op instances identified by (domain, op_type, opset).
 // Nodes are kept in topological order by the passes (TopologicalSort()).
+//
+// Subgraphs (If branches, Loop/Scan bodies, SequenceMap bodies) are Graphs held
+// by graph-valued attributes. A subgraph may read values of enclosing scopes by
+// name (ONNX's outer-scope rule). Such reads are bound explicitly, so that the
+// enclosing graph's topological order, dead-code elimination and memory planning
+// see them as ordinary uses:
+//  - the subgraph has one placeholder Value per outer value it reads, listed in
+//    Graph::captures (no producer; available from the start, like an input);
+//  - the node owning the subgraph lists the outer values themselves as trailing
+//    "implicit" inputs, after its ONNX inputs: the captures of each graph
+//    attribute in attribute-name order (std::map order), graphs of a kGraphs
+//    attribute in list order. Node::NumImplicitInputs() counts them.
+// So capture k of a subgraph is bound to the owning node's input at
+// NumExplicitInputs() + (captures of the graph attributes before it) + k. A
+// nested subgraph reading a value two scopes up makes the middle graph capture
+// it too. Passes that rewire values (ReplaceAllUsesWith) therefore keep the
+// binding right without looking inside subgraphs.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,11 +58,24 @@ class TensorData {
 };
 
 class Node;
+class Graph;
+
+// What a Value holds. For sequences and optionals, dtype/shape describe the
+// element tensor (shape usually unknown: has_shape false).
+enum class ValueKind : uint8_t {
+  kTensor = 0,
+  kSequence = 1,          // sequence of tensors of one dtype
+  kOptionalTensor = 2,    // optional(tensor)
+  kOptionalSequence = 3,  // optional(sequence(tensor))
+};
+// "tensor", "sequence", "optional(tensor)", "optional(sequence)".
+const char* ValueKindName(ValueKind k);
 
 struct Value {
   int id = -1;  // index in Graph::values(); stable until the graph compacts
   std::string name;
   DataType dtype = DataType::kUndefined;
+  ValueKind kind = ValueKind::kTensor;
   bool has_shape = false;          // rank known
   std::vector<int64_t> shape;      // -1 = unknown dim
   std::vector<std::string> dim_params;  // symbolic names ("" = none), same size as shape
@@ -60,7 +91,7 @@ struct Value {
 };
 
 struct Attribute {
-  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
+  enum class Kind { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor, kGraph, kGraphs };
   Kind kind = Kind::kInt;
   int64_t i = 0;
   float f = 0.f;
@@ -72,6 +103,10 @@ struct Attribute {
   DataType tensor_dtype = DataType::kUndefined;
   std::vector<int64_t> tensor_shape;
   TensorData tensor;
+  // kGraph / kGraphs (shared: copying a Node shares its bodies, which are
+  // treated as immutable once the owning graph is compiled).
+  std::shared_ptr<Graph> graph;
+  std::vector<std::shared_ptr<Graph>> graphs;
 };
 
 class Node {
@@ -102,6 +137,12 @@ class Node {
   Value* output(size_t i) const { return i < outputs.size() ? outputs[i] : nullptr; }
   // "Conv 'conv1'" for error messages.
   std::string Describe() const;
+
+  // Graph-valued attributes' graphs, in binding order (see the file comment).
+  std::vector<const Graph*> Subgraphs() const;
+  // Trailing inputs that bind the subgraphs' captures (0 without subgraphs).
+  size_t NumImplicitInputs() const;
+  size_t NumExplicitInputs() const { return inputs.size() - std::min(inputs.size(), NumImplicitInputs()); }
 };
 
 class Graph {
@@ -148,6 +189,13 @@ class Graph {
   int64_t arena_size_no_reuse = -1;  // sum of all activation sizes (for reporting)
   // Free-form model facts carried into the .om ("input_format" -> "NCHW", ...).
   std::map<std::string, std::string> metadata;
+  // Subgraphs only: placeholders of the outer-scope values this graph reads
+  // (see the file comment). Empty for a top-level graph.
+  std::vector<Value*> captures;
+  // True when any node (at any depth) has a graph attribute.
+  bool HasSubgraphs() const;
+  // True when any value (at any depth) is a sequence or an optional.
+  bool HasNonTensorValues() const;
 
  private:
   std::vector<std::unique_ptr<Node>> nodes_;
