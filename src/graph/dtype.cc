@@ -2,16 +2,34 @@
 
 namespace oc {
 
-size_t DataTypeSize(DataType t) {
+int DataTypeBits(DataType t) {
   switch (t) {
-    case DataType::kFloat32: case DataType::kInt32: case DataType::kUInt32: return 4;
-    case DataType::kFloat64: case DataType::kInt64: case DataType::kUInt64: return 8;
+    case DataType::kFloat32: case DataType::kInt32: case DataType::kUInt32: return 32;
+    case DataType::kFloat64: case DataType::kInt64: case DataType::kUInt64: return 64;
     case DataType::kFloat16: case DataType::kBFloat16:
-    case DataType::kInt16: case DataType::kUInt16: return 2;
-    case DataType::kInt8: case DataType::kUInt8: case DataType::kBool: return 1;
+    case DataType::kInt16: case DataType::kUInt16: return 16;
+    case DataType::kInt8: case DataType::kUInt8: case DataType::kBool:
+    case DataType::kFloat8E4M3FN: case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2: case DataType::kFloat8E5M2FNUZ:
+    case DataType::kFloat8E8M0: return 8;
+    case DataType::kUInt4: case DataType::kInt4: case DataType::kFloat4E2M1: return 4;
+    case DataType::kUInt2: case DataType::kInt2: return 2;
     case DataType::kString: case DataType::kUndefined: return 0;
   }
   return 0;
+}
+
+size_t DataTypeSize(DataType t) {
+  const int bits = DataTypeBits(t);
+  return bits >= 8 ? static_cast<size_t>(bits / 8) : 0;
+}
+
+int64_t DataTypeByteSize(DataType t, int64_t count) {
+  const int bits = DataTypeBits(t);
+  if (count < 0 || bits == 0) return -1;
+  if (bits >= 8) return count * (bits / 8);
+  const int64_t per_byte = 8 / bits;
+  return count / per_byte + (count % per_byte != 0);
 }
 
 std::string DataTypeName(DataType t) {
@@ -31,21 +49,23 @@ std::string DataTypeName(DataType t) {
     case DataType::kUInt32: return "uint32";
     case DataType::kUInt64: return "uint64";
     case DataType::kBFloat16: return "bfloat16";
+    case DataType::kFloat8E4M3FN: return "float8e4m3fn";
+    case DataType::kFloat8E4M3FNUZ: return "float8e4m3fnuz";
+    case DataType::kFloat8E5M2: return "float8e5m2";
+    case DataType::kFloat8E5M2FNUZ: return "float8e5m2fnuz";
+    case DataType::kUInt4: return "uint4";
+    case DataType::kInt4: return "int4";
+    case DataType::kFloat4E2M1: return "float4e2m1";
+    case DataType::kFloat8E8M0: return "float8e8m0";
+    case DataType::kUInt2: return "uint2";
+    case DataType::kInt2: return "int2";
   }
   return "dtype(" + std::to_string(static_cast<int32_t>(t)) + ")";
 }
 
 bool IsKnownDataType(int32_t code) {
-  switch (static_cast<DataType>(code)) {
-    case DataType::kFloat32: case DataType::kUInt8: case DataType::kInt8:
-    case DataType::kUInt16: case DataType::kInt16: case DataType::kInt32:
-    case DataType::kInt64: case DataType::kBool: case DataType::kFloat16:
-    case DataType::kFloat64: case DataType::kUInt32: case DataType::kUInt64:
-    case DataType::kBFloat16:
-      return true;
-    default:
-      return false;
-  }
+  return code > 0 && code <= 26 && code != 14 && code != 15 &&
+         DataTypeBits(static_cast<DataType>(code)) > 0;
 }
 
 }  // namespace oc

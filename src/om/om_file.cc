@@ -158,10 +158,10 @@ Expected<Offset<fb::Attribute>> WriteAttribute(FlatBufferBuilder& b, BlobBuilder
         if (d < 0 || __builtin_mul_overflow(count, d, &count))
           return InvalidArgument(n.Describe(), ": tensor attribute '", name, "' has a bad shape");
       }
-      if (static_cast<uint64_t>(count) * DataTypeSize(a.tensor_dtype) != a.tensor.size())
+      if (DataTypeByteSize(a.tensor_dtype, count) != static_cast<int64_t>(a.tensor.size()))
         return InvalidArgument(n.Describe(), ": tensor attribute '", name, "' has ",
                                a.tensor.size(), " bytes, its shape needs ",
-                               static_cast<uint64_t>(count) * DataTypeSize(a.tensor_dtype));
+                               DataTypeByteSize(a.tensor_dtype, count));
       uint64_t off = blob.Add(a.tensor.data(), a.tensor.size());
       auto shape = b.CreateVector(a.tensor_shape);
       return fb::CreateAttribute(b, name_off, fb::AttrKind::Tensor, 0, 0.f, 0, 0, 0, 0,

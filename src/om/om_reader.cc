@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <functional>
@@ -58,9 +59,12 @@ Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes)
     }
   }
   int64_t b = 0;
-  if (__builtin_mul_overflow(count, static_cast<int64_t>(DataTypeSize(dtype)), &b))
+  // Sub-byte types pack several elements a byte: their size is below count's.
+  const int64_t elem_bytes = std::max<int64_t>(DataTypeBits(dtype) / 8, 1);
+  if (__builtin_mul_overflow(count, elem_bytes, &b))
     return InvalidFile("byte size overflows (", count, " elements of ",
                        DataTypeName(dtype), ")");
+  b = DataTypeBits(dtype) == 0 ? 0 : DataTypeByteSize(dtype, count);
   *bytes = static_cast<uint64_t>(b);
   return Status::Ok();
 }

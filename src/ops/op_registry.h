@@ -38,7 +38,26 @@ struct OpDef {
   KernelFactory cpu = nullptr;
   CanonicalizeFn canonicalize = nullptr;
   bool foldable = true;  // may be evaluated at compile time when all inputs are constant
+  // Half-precision contract, read by the legalize-types pass: the element types
+  // the CPU kernel computes in natively, as a set of DataTypeBit(t). Only the
+  // float16 and bfloat16 bits are consulted: a node that has a float16/bfloat16
+  // input or output whose bit is not set here runs in float32 between Casts
+  // (half inputs cast up, half outputs computed in float32 and cast back), as
+  // onnxruntime does for its CPU kernels. So the default 0 means "float16 and
+  // bfloat16 are legalized to float32"; other types are never rewritten (a
+  // float64 or integer tensor the kernel lacks still fails in its factory).
+  // Set DataTypeBit(kFloat16) | ... when the kernel handles half itself, and
+  // kAllDataTypes for ops that only move bytes (Reshape, Transpose, Concat, ...)
+  // or convert types (Cast), so that no Casts are wrapped around them.
+  uint64_t native_types = 0;
 };
+
+// True when the CPU kernel of `def` takes `t` as it is (see OpDef::native_types):
+// false only for float16 / bfloat16 outside the op's native set.
+inline bool KernelTakesType(const OpDef& def, DataType t) {
+  if (t != DataType::kFloat16 && t != DataType::kBFloat16) return true;
+  return (def.native_types & DataTypeBit(t)) != 0;
+}
 
 inline constexpr const char* kOpenCannDomain = "com.opencann";
 

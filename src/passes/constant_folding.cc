@@ -22,7 +22,7 @@ bool WorthFolding(const Node& node) {
   int64_t out_bytes = 0;
   for (const Value* v : node.outputs) {
     if (!v) continue;
-    if (!v->IsStatic() || DataTypeSize(v->dtype) == 0) return false;
+    if (!v->IsStatic() || DataTypeBits(v->dtype) == 0) return false;
     out_bytes += v->ByteSize();
   }
   return out_bytes <= kMaxFoldBytes;

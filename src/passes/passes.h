@@ -11,6 +11,10 @@
 #include "passes/pipeline.h"
 
 namespace oc {
+struct OpDef;
+}
+
+namespace oc {
 
 #define OC_PASS(fn, name, summary) Status fn(Graph& graph, const CompileOptions& options);
 #include "passes/passes.inc"
@@ -24,6 +28,11 @@ Status FuseBiasActivation(Graph& graph, bool only_registered);
 // Outputs of an evaluated node become constants; the node itself stays.
 // Shared by shape-inference and constant-folding.
 Status EvaluateIntoConstants(Node& node);
+
+// True when legalize-types would wrap `node` in Casts: a float16/bfloat16 input
+// or output that `def`'s kernel does not take (OpDef::native_types). Such a node
+// is not evaluated during the shape-inference sweep.
+bool NeedsTypeLegalization(const Node& node, const OpDef& def);
 
 // True when every present input of `node` is constant.
 bool AllInputsConstant(const Node& node);

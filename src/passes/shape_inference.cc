@@ -17,7 +17,7 @@ Status CheckGraphInputs(const Graph& graph) {
   for (const Value* v : graph.inputs) {
     if (v->dtype == DataType::kUndefined)
       return InvalidArgument("graph input '", v->name, "' has no element type");
-    if (!IsKnownDataType(static_cast<int32_t>(v->dtype)) || DataTypeSize(v->dtype) == 0)
+    if (!IsKnownDataType(static_cast<int32_t>(v->dtype)))
       return NotSupported("graph input '", v->name, "' has element type ", DataTypeName(v->dtype),
                           ", which is not supported");
     if (!v->IsStatic())
@@ -29,13 +29,14 @@ Status CheckGraphInputs(const Graph& graph) {
 
 bool ShouldFoldDuringSweep(const Node& node, const OpDef& def) {
   if (!def.foldable || !def.cpu || !AllInputsConstant(node)) return false;
+  if (NeedsTypeLegalization(node, def)) return false;  // evaluated after legalize-types
   int64_t bytes = 0;
   bool any_output = false;
   bool all_constant = true;
   for (const Value* out : node.outputs) {
     if (!out) continue;
     any_output = true;
-    if (!out->IsStatic() || DataTypeSize(out->dtype) == 0) return false;
+    if (!out->IsStatic() || DataTypeBits(out->dtype) == 0) return false;
     all_constant &= out->IsConstant();
     bytes += out->ByteSize();
   }

@@ -1,7 +1,10 @@
-// Cast and CastLike between every numeric type and bool. float16 / bfloat16 are
-// converted bit-exactly with round-to-nearest-even; float -> integer follows the
+// Cast and CastLike between every numeric type and bool, including the float8
+// family, float4, E8M0 and the packed 4/2-bit integers (low_precision.h, with
+// ONNX's saturate and round_mode attributes). float16 / bfloat16 are converted
+// bit-exactly with round-to-nearest-even; float -> integer follows the
 // x86 truncating conversion that onnxruntime's static_cast compiles to (values
 // out of range give the "integer indefinite" pattern), so results match it.
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -9,6 +12,7 @@
 #include <type_traits>
 
 #include "ops/cpu/cast_util.h"
+#include "ops/cpu/low_precision.h"
 #include "ops/cpu/elementwise_common.h"
 #include "ops/cpu/elementwise_math.h"
 #include "ops/infer_util.h"
@@ -131,11 +135,197 @@ bool VisitType(DataType dt, Fn&& fn) {
   }
 }
 
+// ---- Low-precision types (float8, float4, E8M0, int4/uint4/int2/uint2) -------------
+//
+// A cast that involves one of these goes through a middle type in chunks: the
+// source is loaded into M, then M is stored as the destination. M is chosen so
+// that each step is the conversion ONNX defines, with at most one rounding:
+// double for float8/float4/E8M0 targets, int32 for packed integer targets
+// (float -> int truncates, then the low bits are kept, as for the 8/16-bit
+// integers), otherwise float (from the small floats, exact) or int32 (from the
+// packed integers, exact).
+
+struct CastOptions {
+  bool saturate = true;
+  lp::E8M0Round round = lp::E8M0Round::kUp;
+};
+
+// Elements per chunk: a multiple of 4 so packed 2/4-bit outputs never share a
+// byte between threads.
+constexpr int64_t kChunk = 1024;
+
+template <typename M>
+using LoadFn = void (*)(const void* src, int64_t begin, int64_t n, M* mid);
+template <typename M>
+using StoreFn = void (*)(const M* mid, int64_t begin, int64_t n, void* dst, const CastOptions& o);
+
+template <typename S, typename M>
+void LoadClassic(const void* src, int64_t begin, int64_t n, M* mid) {
+  const S* s = static_cast<const S*>(src) + begin;
+  for (int64_t i = 0; i < n; ++i) mid[i] = Convert<M>(s[i]);
+}
+
+template <DataType kT, typename M>
+void LoadLow(const void* src, int64_t begin, int64_t n, M* mid) {
+  const uint8_t* p = static_cast<const uint8_t*>(src);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t k = begin + i;
+    if constexpr (kT == DataType::kFloat8E8M0) {
+      mid[i] = Convert<M>(lp::E8M0ToFloat(p[k]));
+    } else if constexpr (kT == DataType::kFloat4E2M1) {
+      mid[i] = Convert<M>(lp::MiniToFloat(lp::PackedGet(p, k, 4), lp::kE2M1));
+    } else if constexpr (kT == DataType::kInt4 || kT == DataType::kInt2) {
+      constexpr int bits = kT == DataType::kInt4 ? 4 : 2;
+      mid[i] = Convert<M>(lp::SignExtend(lp::PackedGet(p, k, bits), bits));
+    } else if constexpr (kT == DataType::kUInt4 || kT == DataType::kUInt2) {
+      mid[i] = Convert<M>(static_cast<int32_t>(lp::PackedGet(p, k, kT == DataType::kUInt4 ? 4 : 2)));
+    } else {
+      mid[i] = Convert<M>(lp::MiniToFloat(p[k], *lp::MiniFloatOf(kT)));
+    }
+  }
+}
+
+template <typename D, typename M>
+void StoreClassic(const M* mid, int64_t begin, int64_t n, void* dst, const CastOptions&) {
+  D* d = static_cast<D*>(dst) + begin;
+  for (int64_t i = 0; i < n; ++i) d[i] = Convert<D>(mid[i]);
+}
+
+// float8 / E8M0 from double (one byte each).
+template <DataType kT>
+void StoreLowFloat(const double* mid, int64_t begin, int64_t n, void* dst, const CastOptions& o) {
+  uint8_t* d = static_cast<uint8_t*>(dst) + begin;
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (kT == DataType::kFloat8E8M0)
+      d[i] = lp::E8M0FromFloat(static_cast<float>(mid[i]), o.saturate, o.round);
+    else
+      d[i] = lp::MiniFromDouble(mid[i], *lp::MiniFloatOf(kT), o.saturate);
+  }
+}
+
+// Packed destinations: `begin` is a multiple of 4, so whole bytes are written.
+template <int kBits, typename M, typename Code>
+void StorePacked(const M* mid, int64_t begin, int64_t n, void* dst, Code code) {
+  constexpr int per = 8 / kBits;
+  uint8_t* d = static_cast<uint8_t*>(dst) + begin / per;
+  for (int64_t i = 0; i < n; i += per) {
+    uint8_t byte = 0;
+    for (int k = 0; k < per && i + k < n; ++k)
+      byte = static_cast<uint8_t>(byte | ((code(mid[i + k]) & ((1 << kBits) - 1)) << (k * kBits)));
+    d[i / per] = byte;
+  }
+}
+void StoreFloat4(const double* mid, int64_t begin, int64_t n, void* dst, const CastOptions& o) {
+  StorePacked<4>(mid, begin, n, dst, [&](double v) { return lp::MiniFromDouble(v, lp::kE2M1, o.saturate); });
+}
+template <int kBits>
+void StorePackedInt(const int32_t* mid, int64_t begin, int64_t n, void* dst, const CastOptions&) {
+  StorePacked<kBits>(mid, begin, n, dst, [](int32_t v) { return static_cast<uint8_t>(v); });
+}
+
+template <typename M>
+LoadFn<M> LowLoader(DataType t) {
+  switch (t) {
+    case DataType::kFloat8E4M3FN: return LoadLow<DataType::kFloat8E4M3FN, M>;
+    case DataType::kFloat8E4M3FNUZ: return LoadLow<DataType::kFloat8E4M3FNUZ, M>;
+    case DataType::kFloat8E5M2: return LoadLow<DataType::kFloat8E5M2, M>;
+    case DataType::kFloat8E5M2FNUZ: return LoadLow<DataType::kFloat8E5M2FNUZ, M>;
+    case DataType::kFloat8E8M0: return LoadLow<DataType::kFloat8E8M0, M>;
+    case DataType::kFloat4E2M1: return LoadLow<DataType::kFloat4E2M1, M>;
+    case DataType::kInt4: return LoadLow<DataType::kInt4, M>;
+    case DataType::kUInt4: return LoadLow<DataType::kUInt4, M>;
+    case DataType::kInt2: return LoadLow<DataType::kInt2, M>;
+    case DataType::kUInt2: return LoadLow<DataType::kUInt2, M>;
+    default: return nullptr;
+  }
+}
+
+template <typename M>
+LoadFn<M> Loader(DataType t) {
+  LoadFn<M> fn = LowLoader<M>(t);
+  if (!fn) VisitType(t, [&](auto s) { fn = LoadClassic<decltype(s), M>; });
+  return fn;
+}
+
+bool IsLowFloat(DataType t) { return IsLowPrecisionFloat(t); }
+bool IsPackedInt(DataType t) {
+  return t == DataType::kInt4 || t == DataType::kUInt4 || t == DataType::kInt2 || t == DataType::kUInt2;
+}
+
+template <typename M>
+class LowCastKernel final : public Kernel {
+ public:
+  LowCastKernel(int64_t n, LoadFn<M> load, StoreFn<M> store, CastOptions o)
+      : n_(n), load_(load), store_(store), o_(o) {}
+  Status Run(const KernelIO& io) override {
+    const int64_t chunks = (n_ + kChunk - 1) / kChunk;
+    io.pool->ParallelFor(chunks, 16, [&](int64_t cb, int64_t ce) {
+      M mid[kChunk];
+      for (int64_t c = cb; c < ce; ++c) {
+        const int64_t b = c * kChunk, len = std::min(kChunk, n_ - b);
+        load_(io.inputs[0], b, len, mid);
+        store_(mid, b, len, io.outputs[0], o_);
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  int64_t n_;
+  LoadFn<M> load_;
+  StoreFn<M> store_;
+  CastOptions o_;
+};
+
+template <typename M>
+Expected<KernelPtr> MakeLowCast(const Node& n, DataType from, StoreFn<M> store, const CastOptions& o) {
+  LoadFn<M> load = Loader<M>(from);
+  if (!load) return ew::UnsupportedDtype(n, from);
+  return KernelPtr(new LowCastKernel<M>(n.input(0)->NumElements(), load, store, o));
+}
+
+Expected<CastOptions> ReadCastOptions(const Node& n) {
+  CastOptions o;
+  o.saturate = n.GetInt("saturate", 1) != 0;
+  const std::string mode = n.GetString("round_mode", "up");
+  if (mode == "up") o.round = lp::E8M0Round::kUp;
+  else if (mode == "down") o.round = lp::E8M0Round::kDown;
+  else if (mode == "nearest") o.round = lp::E8M0Round::kNearest;
+  else return InvalidArgument(n.Describe(), ": round_mode must be \"up\", \"down\" or \"nearest\", got \"", mode, "\"");
+  return o;
+}
+
+Expected<KernelPtr> MakeLowCastFor(const Node& n, DataType from, DataType to, const CastOptions& o) {
+  switch (to) {
+    case DataType::kFloat8E4M3FN: return MakeLowCast<double>(n, from, StoreLowFloat<DataType::kFloat8E4M3FN>, o);
+    case DataType::kFloat8E4M3FNUZ: return MakeLowCast<double>(n, from, StoreLowFloat<DataType::kFloat8E4M3FNUZ>, o);
+    case DataType::kFloat8E5M2: return MakeLowCast<double>(n, from, StoreLowFloat<DataType::kFloat8E5M2>, o);
+    case DataType::kFloat8E5M2FNUZ: return MakeLowCast<double>(n, from, StoreLowFloat<DataType::kFloat8E5M2FNUZ>, o);
+    case DataType::kFloat8E8M0: return MakeLowCast<double>(n, from, StoreLowFloat<DataType::kFloat8E8M0>, o);
+    case DataType::kFloat4E2M1: return MakeLowCast<double>(n, from, StoreFloat4, o);
+    case DataType::kInt4: case DataType::kUInt4: return MakeLowCast<int32_t>(n, from, StorePackedInt<4>, o);
+    case DataType::kInt2: case DataType::kUInt2: return MakeLowCast<int32_t>(n, from, StorePackedInt<2>, o);
+    default: break;
+  }
+  // Classic destination, low-precision source.
+  if (IsLowFloat(from)) {
+    StoreFn<float> store = nullptr;
+    if (!VisitType(to, [&](auto d) { store = StoreClassic<decltype(d), float>; })) return ew::UnsupportedDtype(n, to);
+    return MakeLowCast<float>(n, from, store, o);
+  }
+  StoreFn<int32_t> store = nullptr;
+  if (!VisitType(to, [&](auto d) { store = StoreClassic<decltype(d), int32_t>; })) return ew::UnsupportedDtype(n, to);
+  return MakeLowCast<int32_t>(n, from, store, o);
+}
+
 Expected<KernelPtr> MakeCastFor(const Node& n, DataType to) {
   OC_RETURN_IF_ERROR(RequireStaticShapes(n));
   const DataType from = n.input(0)->dtype;
   const int64_t count = n.input(0)->NumElements();
+  OC_ASSIGN_OR_RETURN(CastOptions opts, ReadCastOptions(n));
   if (from == to) return KernelPtr(new CopyKernel(static_cast<size_t>(n.input(0)->ByteSize())));
+  if (IsLowFloat(from) || IsLowFloat(to) || IsPackedInt(from) || IsPackedInt(to))
+    return MakeLowCastFor(n, from, to, opts);
   if (from == DataType::kFloat32 && to == DataType::kFloat16) return KernelPtr(new HalfKernel<true>(count));
   if (from == DataType::kFloat16 && to == DataType::kFloat32) return KernelPtr(new HalfKernel<false>(count));
   KernelPtr k;
@@ -179,8 +369,10 @@ Expected<KernelPtr> MakeCast(const KernelInit& init) {
 }  // namespace
 
 void RegisterCastOps(OpRegistry& r) {
-  r.Register({.op_type = "Cast", .min_opset = 6, .infer = InferCast, .cpu = MakeCast});
-  r.Register({.op_type = "CastLike", .min_opset = 15, .infer = InferCast, .cpu = MakeCast});
+  r.Register({.op_type = "Cast", .min_opset = 6, .infer = InferCast, .cpu = MakeCast,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "CastLike", .min_opset = 15, .infer = InferCast, .cpu = MakeCast,
+              .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

@@ -19,23 +19,27 @@ using ew::BroadcastPlan;
 
 template <typename T>
 using Wide = std::conditional_t<std::is_signed_v<T>, std::make_unsigned_t<T>, T>;
+// Unsigned arithmetic type for wrap-around integer math: 8/16-bit types would
+// otherwise promote to (signed) int, where uint16 * uint16 can overflow.
+template <typename T>
+using WrapT = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Wide<T>>;
 
 // Functors. Integer wrap-around is done in unsigned arithmetic (onnxruntime wraps).
 struct AddOp {
   template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b));
     else return a + b;
   }
 };
 struct SubOp {
   template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<Wide<T>>(a) - static_cast<Wide<T>>(b));
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapT<T>>(a) - static_cast<WrapT<T>>(b));
     else return a - b;
   }
 };
 struct MulOp {
   template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b));
     else return a * b;
   }
 };
@@ -96,14 +100,19 @@ struct IntModOp {
 struct PReluOp {
   template <typename T> T operator()(T x, T s) const { return x < T(0) ? static_cast<T>(x * s) : x; }
 };
+// Signed types (opset 28): left shifts discard bits past the sign bit, right
+// shifts are arithmetic; a negative or too-wide shift leaves only the sign fill
+// (-1 for a right shift of a negative value, else 0).
 struct ShlOp {
   template <typename T> T operator()(T a, T b) const {
-    return b >= T(sizeof(T) * 8) ? T(0) : static_cast<T>(a << b);
+    if (b < T(0) || b >= T(sizeof(T) * 8)) return T(0);
+    return static_cast<T>(static_cast<Wide<T>>(static_cast<Wide<T>>(a) << b));
   }
 };
 struct ShrOp {
   template <typename T> T operator()(T a, T b) const {
-    return b >= T(sizeof(T) * 8) ? T(0) : static_cast<T>(a >> b);
+    if (b < T(0) || b >= T(sizeof(T) * 8)) return (std::is_signed_v<T> && a < T(0)) ? static_cast<T>(-1) : T(0);
+    return static_cast<T>(a >> b);  // arithmetic for signed types (C++20)
   }
 };
 
@@ -241,16 +250,37 @@ Expected<KernelPtr> MakeBinaryTyped(const Node& n, bool check_zero = false) {
                                                      n.input(1)->NumElements()));
 }
 
-template <typename Op>
-Expected<KernelPtr> MakeArith(const Node& n, bool ints, bool check_zero) {
-  switch (n.input(0)->dtype) {
-    case DataType::kFloat32: return MakeBinaryTyped<float, float, Op>(n);
-    case DataType::kFloat64: return MakeBinaryTyped<double, double, Op>(n);
-    case DataType::kInt32: if (ints) return MakeBinaryTyped<int32_t, int32_t, Op>(n, check_zero); break;
-    case DataType::kInt64: if (ints) return MakeBinaryTyped<int64_t, int64_t, Op>(n, check_zero); break;
+// Calls fn(T{}) for T the C++ type of `dt` among float, double and (when `ints`)
+// the eight integer types; false for other types.
+template <typename Fn>
+bool VisitArithType(DataType dt, bool ints, Fn&& fn) {
+  switch (dt) {
+    case DataType::kFloat32: fn(float{}); return true;
+    case DataType::kFloat64: fn(double{}); return true;
     default: break;
   }
-  return ew::UnsupportedDtype(n, n.input(0)->dtype);
+  if (!ints) return false;
+  switch (dt) {
+    case DataType::kInt8: fn(int8_t{}); return true;
+    case DataType::kInt16: fn(int16_t{}); return true;
+    case DataType::kInt32: fn(int32_t{}); return true;
+    case DataType::kInt64: fn(int64_t{}); return true;
+    case DataType::kUInt8: fn(uint8_t{}); return true;
+    case DataType::kUInt16: fn(uint16_t{}); return true;
+    case DataType::kUInt32: fn(uint32_t{}); return true;
+    case DataType::kUInt64: fn(uint64_t{}); return true;
+    default: return false;
+  }
+}
+
+template <typename Op>
+Expected<KernelPtr> MakeArith(const Node& n, bool ints, bool check_zero) {
+  Expected<KernelPtr> k = ew::UnsupportedDtype(n, n.input(0)->dtype);
+  VisitArithType(n.input(0)->dtype, ints, [&](auto t) {
+    using T = decltype(t);
+    k = MakeBinaryTyped<T, T, Op>(n, std::is_integral_v<T> && check_zero);
+  });
+  return k;
 }
 
 Status CheckStatic(const Node& n, size_t num_inputs) {
@@ -295,13 +325,9 @@ Expected<KernelPtr> MakeMod(const KernelInit& init) {
 
 template <typename TA>
 Expected<KernelPtr> MakePowFor(const Node& n) {
-  switch (n.input(1)->dtype) {
-    case DataType::kFloat32: return MakeBinaryTyped<TA, float, PowOp>(n);
-    case DataType::kFloat64: return MakeBinaryTyped<TA, double, PowOp>(n);
-    case DataType::kInt32: return MakeBinaryTyped<TA, int32_t, PowOp>(n);
-    case DataType::kInt64: return MakeBinaryTyped<TA, int64_t, PowOp>(n);
-    default: return ew::UnsupportedDtype(n, n.input(1)->dtype);
-  }
+  Expected<KernelPtr> k = ew::UnsupportedDtype(n, n.input(1)->dtype);
+  VisitArithType(n.input(1)->dtype, true, [&](auto e) { k = MakeBinaryTyped<TA, decltype(e), PowOp>(n); });
+  return k;
 }
 Expected<KernelPtr> MakePow(const KernelInit& init) {
   OC_RETURN_IF_ERROR(CheckStatic(init.node, 2));
@@ -326,6 +352,10 @@ Expected<KernelPtr> MakeBitShift(const KernelInit& init) {
     OC_SHIFT_CASE(DataType::kUInt16, uint16_t)
     OC_SHIFT_CASE(DataType::kUInt32, uint32_t)
     OC_SHIFT_CASE(DataType::kUInt64, uint64_t)
+    OC_SHIFT_CASE(DataType::kInt8, int8_t)
+    OC_SHIFT_CASE(DataType::kInt16, int16_t)
+    OC_SHIFT_CASE(DataType::kInt32, int32_t)
+    OC_SHIFT_CASE(DataType::kInt64, int64_t)
 #undef OC_SHIFT_CASE
     default: return ew::UnsupportedDtype(n, n.input(0)->dtype);
   }
@@ -356,14 +386,9 @@ Expected<KernelPtr> MakeVariadicOf(const KernelInit& init, bool ints, bool mean)
   OC_RETURN_IF_ERROR(CheckStatic(n, 1));
   for (size_t i = 0; i < n.inputs.size(); ++i)
     if (!n.inputs[i]) return InvalidArgument(n.Describe(), ": input ", i, " is missing");
-  switch (n.input(0)->dtype) {
-    case DataType::kFloat32: return MakeVariadicTyped<float, Op>(n, mean);
-    case DataType::kFloat64: return MakeVariadicTyped<double, Op>(n, mean);
-    case DataType::kInt32: if (ints) return MakeVariadicTyped<int32_t, Op>(n, mean); break;
-    case DataType::kInt64: if (ints) return MakeVariadicTyped<int64_t, Op>(n, mean); break;
-    default: break;
-  }
-  return ew::UnsupportedDtype(n, n.input(0)->dtype);
+  Expected<KernelPtr> k = ew::UnsupportedDtype(n, n.input(0)->dtype);
+  VisitArithType(n.input(0)->dtype, ints, [&](auto t) { k = MakeVariadicTyped<decltype(t), Op>(n, mean); });
+  return k;
 }
 Expected<KernelPtr> MakeSum(const KernelInit& init) { return MakeVariadicOf<AddOp>(init, true, false); }
 Expected<KernelPtr> MakeMean(const KernelInit& init) { return MakeVariadicOf<AddOp>(init, false, true); }

@@ -402,6 +402,15 @@ Expected<KernelPtr> MakeReduce(const KernelInit& init) {
     case DataType::kUInt8:
       if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<uint8_t, P>(std::move(plan)));
       break;
+    case DataType::kUInt32:
+      if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<uint32_t, P>(std::move(plan)));
+      break;
+    case DataType::kUInt64:
+      if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<uint64_t, P>(std::move(plan)));
+      break;
+    case DataType::kBool:  // ReduceMax / ReduceMin (opset 20): any / all
+      if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<bool, P>(std::move(plan)));
+      break;
     default: break;
   }
   return ew::UnsupportedDtype(n, dt);

@@ -1,5 +1,6 @@
 #include "parser/onnx/onnx_tensor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -101,7 +102,10 @@ TensorData CopyField(const Field& field) {
 
 // The typed repeated field the ONNX spec assigns to `dtype`, converted to packed
 // bytes; returns the number of entries it holds in *count.
-Expected<TensorData> FromTypedField(const onnx::TensorProto& t, DataType dtype, int64_t* count) {
+// `expected` is the element count the dims give; packed sub-byte fields cover
+// it when they hold ceil(expected / elements-per-byte) bytes.
+Expected<TensorData> FromTypedField(const onnx::TensorProto& t, DataType dtype, int64_t expected,
+                                    int64_t* count) {
   switch (dtype) {
     case DataType::kFloat32:
       *count = t.float_data_size();
@@ -136,6 +140,24 @@ Expected<TensorData> FromTypedField(const onnx::TensorProto& t, DataType dtype, 
       // Half types store their bit pattern in the low 16 bits of each int32.
       *count = t.int32_data_size();
       return CopyField<uint16_t>(t.int32_data());
+    case DataType::kFloat8E4M3FN:
+    case DataType::kFloat8E4M3FNUZ:
+    case DataType::kFloat8E5M2:
+    case DataType::kFloat8E5M2FNUZ:
+    case DataType::kFloat8E8M0:
+      *count = t.int32_data_size();
+      return CopyField<uint8_t>(t.int32_data());
+    case DataType::kUInt4:
+    case DataType::kInt4:
+    case DataType::kFloat4E2M1:
+    case DataType::kUInt2:
+    case DataType::kInt2: {
+      // Each int32 holds one packed byte (two 4-bit or four 2-bit elements).
+      const int64_t per_byte = 8 / DataTypeBits(dtype);
+      *count = t.int32_data_size() * per_byte;
+      if (*count >= expected && *count - expected < per_byte) *count = expected;
+      return CopyField<uint8_t>(t.int32_data());
+    }
     case DataType::kBool: {
       *count = t.int32_data_size();
       TensorData d = TensorData::Allocate(static_cast<size_t>(t.int32_data_size()));
@@ -179,9 +201,10 @@ Expected<DecodedTensor> DecodeTensor(const onnx::TensorProto& t, const std::stri
   if (t.has_segment()) return NotSupported(what, ": segmented tensors are not supported");
   out.shape.assign(t.dims().begin(), t.dims().end());
   OC_ASSIGN_OR_RETURN(int64_t count, CheckedElementCount(out.shape, what));
-  const int64_t elem = static_cast<int64_t>(DataTypeSize(out.dtype));
+  // Sub-byte types are packed (two int4 / four int2 a byte, low bits first).
+  const int64_t elem = std::max<int64_t>(DataTypeBits(out.dtype) / 8, 1);
   if (count > kMaxTensorBytes / elem) return InvalidFile(what, ": tensor is too large");
-  const int64_t bytes = count * elem;
+  const int64_t bytes = DataTypeByteSize(out.dtype, count);
 
   if (t.data_location() == onnx::TensorProto_DataLocation_EXTERNAL) {
     OC_ASSIGN_OR_RETURN(out.data, ReadExternal(t, base_dir, what, bytes));
@@ -197,7 +220,7 @@ Expected<DecodedTensor> DecodeTensor(const onnx::TensorProto& t, const std::stri
     return out;
   }
   int64_t entries = 0;
-  OC_ASSIGN_OR_RETURN(out.data, FromTypedField(t, out.dtype, &entries));
+  OC_ASSIGN_OR_RETURN(out.data, FromTypedField(t, out.dtype, count, &entries));
   if (entries != count) {
     if (entries == 0 && OtherTypedEntries(t) != 0)
       return InvalidFile(what, ": ", DataTypeName(out.dtype),
