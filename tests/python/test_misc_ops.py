@@ -1,0 +1,166 @@
+"""Single-operator models of the 'misc' op groups (math_misc, loss, norm_misc,
+tensor_misc, window, image_misc, linalg, training) through atc + msame.
+
+The reference is onnxruntime where it implements the op at that opset; where it
+does not (newest-opset ops, ai.onnx.preview.training), a numpy formula written
+here from the ONNX operator text is the reference."""
+import os
+import tempfile
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper, numpy_helper
+
+from oc_harness import assert_close, atc_compile, compile_and_compare, msame_run, save_model
+
+R = np.random.default_rng(11)
+
+
+def f32(*shape, lo=-1.0, hi=1.0):
+    return (R.random(shape) * (hi - lo) + lo).astype(np.float32)
+
+
+def f64(*shape, lo=-1.0, hi=1.0):
+    return (R.random(shape) * (hi - lo) + lo).astype(np.float64)
+
+
+def model_of(op, inputs, consts=(), attrs=None, n_out=1, opset=17, domain="", extra_opsets=()):
+    attrs = dict(attrs or {})
+    names = [n for n, _ in inputs] + [n for n, _ in consts]
+    order = attrs.pop("_order", names)
+    outs = [f"y{i}" for i in range(n_out)]
+    node = helper.make_node(op, order, outs, name="node0", domain=domain, **attrs)
+    graph = helper.make_graph(
+        [node], op.lower(),
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape) for n, a in inputs],
+        [helper.make_empty_tensor_value_info(o) for o in outs],
+        initializer=[numpy_helper.from_array(np.asarray(a), n) for n, a in consts])
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in extra_opsets]
+    if domain and not any(d == domain for d, _ in extra_opsets):
+        opsets.append(helper.make_opsetid(domain, 1))
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = 8 if opset < 21 else 10
+    return model, {n: a for n, a in inputs}
+
+
+def ours(model, feeds):
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        om, _ = atc_compile(path, os.path.join(d, "model"), {k: list(v.shape) for k, v in feeds.items()})
+        outs, _ = msame_run(om, list(feeds.values()), d)
+    return outs
+
+
+def check_numpy(model, feeds, expected, rtol=1e-4, atol=1e-5):
+    outs = ours(model, feeds)
+    assert len(outs) == len(expected)
+    for i, (a, e) in enumerate(zip(outs, expected)):
+        assert_close(a, np.asarray(e), rtol, atol, what=f"output {i}")
+
+
+# ---- cases checked against onnxruntime --------------------------------------------------------
+
+def sce_case(shape, reduction, weight=False, ii=None, log_prob=False, op="SoftmaxCrossEntropyLoss", seed_cls=None):
+    n, c = shape[0], shape[1]
+    x = f32(*shape, lo=-3, hi=3)
+    if op == "NegativeLogLikelihoodLoss":
+        x = np.log(np.exp(x) / np.exp(x).sum(axis=1, keepdims=True)).astype(np.float32)
+    t = R.integers(0, c, (n, *shape[2:])).astype(np.int64)
+    if ii is not None:
+        t.flat[::3] = ii
+    inputs = [("x", x), ("t", t)]
+    if weight:
+        inputs.append(("w", f32(c, lo=0.2, hi=2.0)))
+    attrs = {"reduction": reduction}
+    if ii is not None:
+        attrs["ignore_index"] = ii
+    return model_of(op, inputs, attrs=attrs, n_out=2 if log_prob else 1, opset=13)
+
+
+ORT_CASES = {
+    **{f"unary_{op.lower()}": (lambda op=op, lo=lo, hi=hi: model_of(op, [("x", f32(3, 5, 41, lo=lo, hi=hi))]))
+       for op, lo, hi in [("Tan", -1.2, 1.2), ("Acos", -0.99, 0.99), ("Asin", -0.99, 0.99), ("Atan", -4, 4),
+                          ("Sinh", -3, 3), ("Cosh", -3, 3), ("Asinh", -5, 5), ("Acosh", 1.01, 6),
+                          ("Atanh", -0.95, 0.95)]},
+    "shrink_soft": lambda: model_of("Shrink", [("x", f32(4, 50, lo=-2, hi=2))], attrs={"lambd": 0.7, "bias": 0.3}),
+    "shrink_hard_default": lambda: model_of("Shrink", [("x", f32(4, 50, lo=-2, hi=2))]),
+    "binarizer": lambda: model_of("Binarizer", [("x", f32(6, 13))], attrs={"threshold": 0.25}, domain="ai.onnx.ml"),
+    "array_feature_extractor_3d": lambda: model_of(
+        "ArrayFeatureExtractor", [("x", f32(2, 3, 7))], [("i", np.array([6, 0, 3, 3], np.int64))], domain="ai.onnx.ml"),
+    "array_feature_extractor_1d": lambda: model_of(
+        "ArrayFeatureExtractor", [("x", f32(9))], [("i", np.array([8, 1], np.int64))], domain="ai.onnx.ml"),
+    "hardmax_axis1_ties": lambda: model_of(
+        "Hardmax", [("x", np.round(f32(3, 6, 5, lo=0, hi=3)))], attrs={"axis": 1}, opset=13),
+    "hardmax_opset11_flatten": lambda: model_of("Hardmax", [("x", f32(3, 4, 5))], attrs={"axis": 1}, opset=11),
+    "lp_norm_l1_axis0": lambda: model_of("LpNormalization", [("x", f32(5, 6, 7))], attrs={"axis": 0, "p": 1}),
+    "lp_norm_l2_last": lambda: model_of("LpNormalization", [("x", f32(5, 6, 300))]),
+    "mvn_default_axes": lambda: model_of("MeanVarianceNormalization", [("x", f32(2, 3, 8, 9, lo=0, hi=4))]),
+    "mvn_axes_1_2": lambda: model_of("MeanVarianceNormalization", [("x", f32(3, 4, 5, 2))], attrs={"axes": [1, 2]}),
+    "reverse_sequence_time_major": lambda: model_of(
+        "ReverseSequence", [("x", f32(6, 4, 3)), ("l", np.array([6, 1, 0, 4], np.int64))],
+        attrs={"batch_axis": 1, "time_axis": 0}),
+    "reverse_sequence_batch_major": lambda: model_of(
+        "ReverseSequence", [("x", f32(3, 5, 2, 2)), ("l", np.array([2, 5, 3], np.int64))],
+        attrs={"batch_axis": 0, "time_axis": 1}),
+    "center_crop_pad_mixed": lambda: model_of(
+        "CenterCropPad", [("x", f32(4, 9, 6))], [("s", np.array([6, 9], np.int64))], attrs={"axes": [1, -1]},
+        opset=18),
+    "center_crop_pad_all_axes": lambda: model_of(
+        "CenterCropPad", [("x", f32(5, 4, 3))], [("s", np.array([2, 7, 3], np.int64))], opset=18),
+    "sce_none_4d_log_prob": lambda: sce_case((2, 5, 3, 4), "none", log_prob=True),
+    "sce_mean_weight_ii": lambda: sce_case((6, 7), "mean", weight=True, ii=2),
+    "sce_sum_weight_3d": lambda: sce_case((4, 3, 5), "sum", weight=True),
+    "sce_mean_no_weight_negative_ii_log_prob": lambda: sce_case((3, 4, 6), "mean", ii=-5, log_prob=True),
+    "sce_mean_large_c": lambda: sce_case((8, 1000), "mean"),
+    "nll_mean_weight_ii_4d": lambda: sce_case((2, 4, 3, 3), "mean", weight=True, ii=1, op="NegativeLogLikelihoodLoss"),
+    "nll_none": lambda: sce_case((5, 6, 2), "none", op="NegativeLogLikelihoodLoss"),
+    "nll_sum_no_weight": lambda: sce_case((9, 3), "sum", op="NegativeLogLikelihoodLoss"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ORT_CASES))
+def test_misc_op_matches_onnxruntime(case):
+    model, feeds = ORT_CASES[case]()
+    compile_and_compare(model, feeds, rtol=1e-4, atol=1e-5)
+
+
+# ---- cases checked against numpy formulas ------------------------------------------------------
+
+def test_swish_matches_formula():
+    x = f32(4, 70, lo=-30, hi=30)
+    model, feeds = model_of("Swish", [("x", x)], attrs={"alpha": 0.6}, opset=24)
+    check_numpy(model, feeds, [(x / (1 + np.exp(-0.6 * x.astype(np.float64)))).astype(np.float32)])
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumprod_matches_numpy(exclusive, reverse):
+    x = f32(3, 6, 4, lo=0.5, hi=1.5)
+    model, feeds = model_of("CumProd", [("x", x)], [("a", np.array(1, np.int32))],
+                            attrs={"exclusive": exclusive, "reverse": reverse}, opset=26)
+    v = x[:, ::-1] if reverse else x
+    if exclusive:
+        v = np.concatenate([np.ones_like(v[:, :1]), v[:, :-1]], axis=1)
+    y = np.cumprod(v, axis=1)
+    check_numpy(model, feeds, [y[:, ::-1] if reverse else y])
+
+
+def test_cumprod_int64_negative_axis():
+    x = R.integers(-3, 4, (4, 5)).astype(np.int64)
+    model, feeds = model_of("CumProd", [("x", x)], [("a", np.array(-1, np.int64))], opset=26)
+    check_numpy(model, feeds, [np.cumprod(x, axis=1)])
+
+
+def test_mvn_float64_matches_formula():
+    x = f64(3, 4, 6, lo=-2, hi=5)
+    model, feeds = model_of("MeanVarianceNormalization", [("x", x)], attrs={"axes": [0, 2]})
+    m = x.mean(axis=(0, 2), keepdims=True)
+    sd = np.sqrt((x * x).mean(axis=(0, 2), keepdims=True) - m * m)
+    check_numpy(model, feeds, [(x - m) / (sd + 1e-9)], rtol=1e-9, atol=1e-12)
+
+
+def test_trig_float64_matches_numpy():
+    x = f64(7, 9, lo=-0.9, hi=0.9)
+    for op, fn in [("Atan", np.arctan), ("Asin", np.arcsin), ("Tan", np.tan), ("Atanh", np.arctanh)]:
+        model, feeds = model_of(op, [("x", x)])
+        check_numpy(model, feeds, [fn(x)], rtol=1e-12, atol=1e-14)
