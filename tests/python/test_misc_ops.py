@@ -116,7 +116,42 @@ ORT_CASES = {
     "nll_mean_weight_ii_4d": lambda: sce_case((2, 4, 3, 3), "mean", weight=True, ii=1, op="NegativeLogLikelihoodLoss"),
     "nll_none": lambda: sce_case((5, 6, 2), "none", op="NegativeLogLikelihoodLoss"),
     "nll_sum_no_weight": lambda: sce_case((9, 3), "sum", op="NegativeLogLikelihoodLoss"),
+    **{f"window_{op.lower()}_{'periodic' if per else 'symmetric'}": (
+        lambda op=op, per=per: model_of(op, [], [("n", np.array(37, np.int64))], attrs={"periodic": per}, opset=17))
+       for op in ["HannWindow", "HammingWindow", "BlackmanWindow"] for per in [0, 1]},
+    "hann_window_double_int32_size": lambda: model_of(
+        "HannWindow", [], [("n", np.array(16, np.int32))], attrs={"output_datatype": 11}, opset=17),
+    "mel_weight_matrix": lambda: model_of(
+        "MelWeightMatrix", [], [("m", np.array(12, np.int64)), ("d", np.array(256, np.int64)),
+                                ("r", np.array(16000, np.int64)), ("lo", np.array(60.0, np.float32)),
+                                ("hi", np.array(7000.0, np.float32))], opset=17),
+    "maxunpool_2d_stride2": lambda: maxunpool_case((2, 3, 4, 6), [2, 2], [2, 2]),
+    "maxunpool_2d_overlap_pads": lambda: maxunpool_case((1, 2, 5, 4), [3, 3], [1, 1], pads=[1, 1, 1, 1]),
+    "col2im_2d_pads_strides_dilations": lambda: model_of(
+        "Col2Im", [("x", f32(2, 3 * 2 * 3, 5 * 4))], [("i", np.array([9, 8], np.int64)), ("b", np.array([2, 3], np.int64))],
+        attrs={"strides": [2, 2], "pads": [1, 0, 1, 1], "dilations": [2, 1]}, opset=18),
+    "col2im_plain": lambda: model_of(
+        "Col2Im", [("x", f32(1, 5 * 4, 12))], [("i", np.array([4, 5], np.int64)), ("b", np.array([2, 2], np.int64))],
+        opset=18),
+    "det_batched": lambda: model_of("Det", [("x", f32(3, 2, 5, 5, lo=-2, hi=2))]),
+    "det_2d_singular_rows": lambda: model_of("Det", [("x", np.array([[1, 2, 3], [2, 4, 6], [0, 1, 1]], np.float32))]),
 }
+
+
+def maxunpool_case(shape, kernel, strides, pads=None):
+    """Values and indices from a real MaxPool, as exporters produce them."""
+    x = f32(*shape)
+    pool = helper.make_node("MaxPool", ["x"], ["v", "i"], kernel_shape=kernel, strides=strides,
+                            pads=pads or [0] * (2 * len(kernel)))
+    g = helper.make_graph([pool], "p", [helper.make_tensor_value_info("x", 1, x.shape)],
+                          [helper.make_empty_tensor_value_info("v"), helper.make_empty_tensor_value_info("i")])
+    import onnxruntime as ort
+    v, i = ort.InferenceSession(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString(),
+                                providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    attrs = {"kernel_shape": kernel, "strides": strides}
+    if pads:
+        attrs["pads"] = pads
+    return model_of("MaxUnpool", [("v", v), ("i", i)], attrs=attrs)
 
 
 @pytest.mark.parametrize("case", sorted(ORT_CASES))
@@ -164,3 +199,102 @@ def test_trig_float64_matches_numpy():
     for op, fn in [("Atan", np.arctan), ("Asin", np.arcsin), ("Tan", np.tan), ("Atanh", np.arctanh)]:
         model, feeds = model_of(op, [("x", x)])
         check_numpy(model, feeds, [fn(x)], rtol=1e-12, atol=1e-14)
+
+
+def test_maxunpool_output_shape_places_unpooled_tensor_in_corner():
+    # Indices refer to the unpooled [1,1,4,4] tensor; output_shape only adds zeros after it
+    # (the ONNX reference and node test; not a re-indexing into the larger shape).
+    x = np.array([[[[5, 6], [7, 8]]]], np.float32)
+    idx = np.array([[[[5, 7], [13, 15]]]], np.int64)
+    model, feeds = model_of("MaxUnpool", [("x", x), ("i", idx)], [("s", np.array([1, 1, 5, 6], np.int64))],
+                            attrs={"kernel_shape": [2, 2], "strides": [2, 2]})
+    y = np.zeros((1, 1, 5, 6), np.float32)
+    flat = np.zeros(16, np.float32)
+    flat[idx.ravel()] = x.ravel()
+    y[:, :, :4, :4] = flat.reshape(1, 1, 4, 4)
+    check_numpy(model, feeds, [y])
+
+
+def training_model(op, n_groups, state_names, attrs, dtype=np.float32):
+    shapes = [(3, 4), (7,)][:n_groups]
+    r = np.array(0.1, np.float32)
+    t = np.array(3, np.int64)
+    # R and T are initializers: msame's .npy inputs cannot be 0-d.
+    consts = [("R", r), ("T", t)]
+    ins = []
+    for kind in ["X", "G"] + state_names:
+        for g in range(n_groups):
+            ins.append((f"{kind}{g}", f32(*shapes[g], lo=0.1, hi=1.0).astype(dtype)))
+    outs = [f"{k}{g}_new" for k in ["X"] + state_names for g in range(n_groups)]
+    node = helper.make_node(op, ["R", "T"] + [n for n, _ in ins], outs, domain="ai.onnx.preview.training", **attrs)
+    graph = helper.make_graph([node], "t", [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                                                          a.shape) for n, a in ins],
+                              [helper.make_empty_tensor_value_info(o) for o in outs],
+                              initializer=[numpy_helper.from_array(a, n) for n, a in consts])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("ai.onnx.preview.training", 1)])
+    model.ir_version = 8
+    return model, dict(ins)
+
+
+@pytest.mark.parametrize("mode", ["standard", "nesterov"])
+def test_momentum_matches_formula(mode):
+    a, b, nc = 0.9, 0.3, 0.01
+    model, f = training_model("Momentum", 2, ["V"], {"alpha": a, "beta": b, "mode": mode, "norm_coefficient": nc})
+    xs, vs = [], []
+    for g in range(2):
+        x, gr, v = (f[f"{k}{g}"].astype(np.float64) for k in "XGV")
+        gr = nc * x + gr
+        v_new = a * v + b * gr
+        xs.append(x - 0.1 * (v_new if mode == "standard" else gr + a * v_new))
+        vs.append(v_new)
+    check_numpy(model, f, [o.astype(np.float32) for o in xs + vs])
+
+
+def test_adagrad_matches_formula():
+    model, f = training_model("Adagrad", 1, ["H"], {"decay_factor": 0.1, "epsilon": 1e-4, "norm_coefficient": 0.02},
+                              dtype=np.float64)
+    x, g, h = f["X0"], f["G0"], f["H0"]
+    g = 0.02 * x + g
+    h_new = h + g * g
+    rate = 0.1 / (1 + 3 * 0.1)
+    check_numpy(model, f, [x - rate * g / (np.sqrt(h_new) + 1e-4), h_new], rtol=1e-6)
+
+
+def test_adam_matches_formula():
+    al, be, eps, nc, ncp = 0.8, 0.95, 1e-3, 0.01, 0.02
+    model, f = training_model("Adam", 2, ["V", "H"], {"alpha": al, "beta": be, "epsilon": eps,
+                                                      "norm_coefficient": nc, "norm_coefficient_post": ncp})
+    al, be, eps, nc, ncp = (float(np.float32(v)) for v in (al, be, eps, nc, ncp))
+    res = {"X": [], "V": [], "H": []}
+    for g in range(2):
+        x, gr, v, h = (f[f"{k}{g}"].astype(np.float64) for k in "XGVH")
+        gr = nc * x + gr
+        v = al * v + (1 - al) * gr
+        h = be * h + (1 - be) * gr * gr
+        rate = float(np.float32(0.1)) * np.sqrt(1 - be ** 3) / (1 - al ** 3)
+        res["X"].append((1 - ncp) * (x - rate * v / (np.sqrt(h) + eps)))
+        res["V"].append(v)
+        res["H"].append(h)
+    check_numpy(model, f, [o.astype(np.float32) for o in res["X"] + res["V"] + res["H"]])
+
+
+def test_bernoulli_seeded_draws_are_binary_repeatable_and_follow_p():
+    p = np.repeat(np.array([0.0, 0.2, 0.5, 0.9, 1.0], np.float32), 4000).reshape(5, 4000)
+    model, feeds = model_of("Bernoulli", [("p", p)], attrs={"seed": 3.0}, opset=22)
+    a = ours(model, feeds)[0]
+    b = ours(model, feeds)[0]
+    assert a.dtype == np.float32 and set(np.unique(a)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(a, b)  # same seed, freshly loaded model: same draws
+    np.testing.assert_allclose(a.mean(axis=1), p[:, 0], atol=0.03)
+    assert a[0].sum() == 0 and a[4].sum() == 4000
+
+
+def test_random_uniform_and_normal_moments():
+    model, feeds = model_of("RandomUniformLike", [("x", f32(200, 100))], attrs={"low": -2.0, "high": 4.0, "seed": 1.0})
+    u = ours(model, feeds)[0]
+    assert u.shape == (200, 100) and u.min() >= -2 and u.max() < 4 and abs(u.mean() - 1.0) < 0.05
+    model, feeds = model_of("RandomNormalLike", [("x", f32(200, 100))], attrs={"mean": 1.5, "scale": 0.5, "seed": 2.0,
+                                                                              "dtype": 11})
+    z = ours(model, feeds)[0]
+    assert z.dtype == np.float64 and abs(z.mean() - 1.5) < 0.02 and abs(z.std() - 0.5) < 0.02
