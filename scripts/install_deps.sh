@@ -4,8 +4,9 @@
 set -euo pipefail
 
 APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffers-compiler
-          libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip)
-PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest)
+          libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip
+          chromium)  # chromium: tests/python/test_msprof.py renders the profiling report headless
+PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow)
 
 # `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
 # make test never needs it.
@@ -38,6 +39,7 @@ py_missing=()
 for p in "${PY_PKGS[@]}"; do
   mod=$p
   [ "$p" = scikit-learn ] && mod=sklearn
+  [ "$p" = pillow ] && mod=PIL
   python3 -c "import $mod" 2>/dev/null || py_missing+=("$p")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then

@@ -249,6 +249,8 @@ aclError aclInit(const char* configPath) {
     }
     r.initialized = true;
     r.ever_initialized = true;
+    // msprof: OPENCANN_PROF_DIR set by the launcher starts a profiling session.
+    if (oc::trace::StartEnvSession()) Log(kLogInfo, "aclInit: profiling for msprof (OPENCANN_PROF_DIR)");
     Log(kLogInfo, oc::StrCat("aclInit: initialised (config ", configPath ? configPath : "none", ")"));
     return ACL_SUCCESS;
   });
@@ -277,8 +279,14 @@ aclError aclFinalize(void) {
       r.device_refs = 0;
       SetCurrentContextLocked(nullptr);
     }
+    oc::rt::MemStats mem = r.memory.Stats();
+    size_t leaked = mem.live_blocks;
     r.memory.FreeAll();
-    Log(kLogInfo, "aclFinalize: all resources released");
+    oc::trace::FlushEnvSession();  // msprof: this process's data, written before the program exits
+    Log(kLogInfo, oc::StrCat("aclFinalize: all resources released; memory pool: ", mem.pool.allocations,
+                             " allocations (", mem.pool.cache_hits, " from the cache), peak in use ",
+                             mem.pool.peak_in_use_bytes, " bytes, peak reserved ", mem.pool.peak_reserved_bytes,
+                             " bytes", leaked ? oc::StrCat(", ", leaked, " blocks the application never freed") : ""));
     return ACL_SUCCESS;
   });
 }

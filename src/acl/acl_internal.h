@@ -19,6 +19,7 @@
 #include "base/thread_pool.h"
 #include "runtime/memory_registry.h"
 #include "runtime/stream.h"
+#include "runtime/trace.h"
 
 namespace oc::acl {
 
@@ -58,8 +59,15 @@ int EnumBits(const E& e) {
   return v;
 }
 
+// Times the enclosing API call while ACL_PROF_ACL_API is being profiled
+// (runtime/trace.h); off, it costs one relaxed load and a branch. Guard and
+// GuardValue use it, so every entry point made with them is covered.
+#define OC_ACL_TRACE_API(fn) \
+  ::oc::trace::Scope oc_trace_api_scope_(::oc::trace::Kind::kApi, ::oc::trace::kAclApi, reinterpret_cast<uint64_t>(fn))
+
 template <typename F>
 aclError Guard(const char* fn, F&& body) noexcept {
+  OC_ACL_TRACE_API(fn);
   ApiScope scope(fn);
   try {
     return body();
@@ -75,6 +83,7 @@ aclError Guard(const char* fn, F&& body) noexcept {
 // For entry points that return a value instead of aclError.
 template <typename R, typename F>
 R GuardValue(const char* fn, R on_error, F&& body) noexcept {
+  OC_ACL_TRACE_API(fn);
   ApiScope scope(fn);
   try {
     return body();
@@ -198,6 +207,10 @@ struct aclTensorDesc {
 
 struct aclmdlDataset {
   std::vector<aclDataBuffer*> buffers;
+  // Per buffer index: a desc owned by the dataset (aclmdlSetDatasetTensorDesc
+  // copies, output shapes of dynamic models), or nullptr. Registered in
+  // TensorDescs() while owned; freed with the dataset (acl_dynamic.cc).
+  std::vector<aclTensorDesc*> descs;
 };
 
 namespace oc::acl {
@@ -212,9 +225,12 @@ HandleSet& DataBuffers();
 HandleSet& TensorDescs();
 }  // namespace oc::acl
 
+namespace oc { struct GearSet; }
+
 struct aclmdlDesc {
   uint32_t model_id = 0;
   bool filled = false;
+  std::shared_ptr<const oc::GearSet> gears;  // gear models only (acl_dynamic.cc)
   std::vector<oc::acl::IoInfo> inputs;
   std::vector<oc::acl::IoInfo> outputs;
 };

@@ -130,6 +130,8 @@ aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count, a
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
     if (aclError e = CheckCopy(dst, destMax, src, count, kind)) return e;
+    oc::trace::Scope trace_copy(oc::trace::Kind::kMemcpy, oc::trace::kAll, count,
+                                static_cast<uint32_t>(EnumBits(kind)));
     if (count) std::memmove(dst, src, count);
     return ACL_SUCCESS;
   });
@@ -142,8 +144,10 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     if (aclError e = ResolveStream(stream, &s)) return e;
     if (aclError e = CheckCopy(dst, destMax, src, count, kind)) return e;
     if (count == 0) return ACL_SUCCESS;
+    const uint32_t copy_kind = static_cast<uint32_t>(EnumBits(kind));
     s->queue.Enqueue(
-        [dst, src, count]() -> oc::Status {
+        [dst, src, count, copy_kind]() -> oc::Status {
+          oc::trace::Scope trace_copy(oc::trace::Kind::kMemcpy, oc::trace::kAll, count, copy_kind);
           std::memmove(dst, src, count);
           return oc::Status::Ok();
         },
@@ -177,10 +181,12 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
     if (!total) return NullArg("total");
     oc::rt::SystemMemory sys = oc::rt::ReadSystemMemory();
     oc::rt::MemStats st = RuntimeState().memory.Stats();
-    size_t used = st.device_bytes + st.host_bytes;
+    // Chunks the pool keeps cached are free to the application (the next
+    // aclrtMalloc reuses them) although the system counts them as used.
+    size_t used = st.pool.in_use_bytes;
     size_t by_registry = sys.total > used ? sys.total - used : 0;
     *total = sys.total;
-    *free = std::min(sys.available, by_registry);
+    *free = std::min(sys.available + st.pool.cached_bytes, by_registry);
     return ACL_SUCCESS;
   });
 }

@@ -5,6 +5,7 @@
 
 #include "executor/node_profile.h"
 #include "ops/op_registry.h"
+#include "runtime/trace.h"
 
 namespace oc {
 
@@ -80,6 +81,8 @@ Expected<std::shared_ptr<Executable>> Executable::Create(
     ex->steps_.push_back(s);
     ++node_index;
   }
+  // A session already recording: name the nodes now, at load, not in the first run.
+  if (trace::Active()) ex->trace_graph_id_ = trace::RegisterGraph(g);
   ex->profile_ = NodeProfilingEnabled();
   if (ex->profile_) {
     ex->step_ns_ = std::make_unique<std::atomic<int64_t>[]>(ex->steps_.size());
@@ -156,8 +159,20 @@ void Executable::ReleaseContext(std::unique_ptr<ExecutionContext> ctx) const {
   free_contexts_.push_back(std::move(ctx));
 }
 
+uint32_t Executable::TraceGraphId() const {
+  uint32_t id = trace_graph_id_.load(std::memory_order_acquire);
+  if (id) return id;
+  std::lock_guard<std::mutex> lk(trace_mu_);
+  id = trace_graph_id_.load(std::memory_order_relaxed);
+  if (!id) {
+    id = trace::RegisterGraph(*graph_);
+    trace_graph_id_.store(id, std::memory_order_release);
+  }
+  return id;
+}
+
 template <bool kProfile>
-Status Executable::RunSteps(ExecutionContext& ctx, ThreadPool& pool) const {
+Status Executable::RunSteps(ExecutionContext& ctx, ThreadPool& pool, uint32_t trace_graph) const {
   void** ptrs = ctx.value_ptrs_.data();
   for (size_t si = 0; si < steps_.size(); ++si) {
     const Step& s = steps_[si];
@@ -172,12 +187,18 @@ Status Executable::RunSteps(ExecutionContext& ctx, ThreadPool& pool) const {
     KernelIO io{ctx.in_scratch_.data(), s.in_count, ctx.out_scratch_.data(), s.out_count, &pool,
                 ctx.scratch_};
     [[maybe_unused]] int64_t t0 = 0;
-    if constexpr (kProfile) t0 = ProfileClockNs();
+    if constexpr (kProfile) t0 = trace::NowNs();
     Status st = s.kernel->Run(io);
-    if constexpr (kProfile) step_ns_[si].fetch_add(ProfileClockNs() - t0, std::memory_order_relaxed);
+    if constexpr (kProfile) {
+      const int64_t t1 = trace::NowNs();
+      if (profile_) step_ns_[si].fetch_add(t1 - t0, std::memory_order_relaxed);
+      if (trace_graph) trace::EmitNode(trace_graph, static_cast<uint32_t>(si), t0, t1);
+    }
     if (!st.ok()) return st.WithContext(StrCat("while running ", s.node->Describe()));
   }
-  if constexpr (kProfile) profiled_runs_.fetch_add(1, std::memory_order_relaxed);
+  if constexpr (kProfile) {
+    if (profile_) profiled_runs_.fetch_add(1, std::memory_order_relaxed);
+  }
   return Status::Ok();
 }
 
@@ -197,7 +218,9 @@ Status Executable::Run(ExecutionContext& ctx, std::span<const void* const> input
       return InvalidArgument("output ", i, " ('", graph_->outputs[i]->name, "') is null");
     if (output_ids_[i] >= 0) ctx.value_ptrs_[output_ids_[i]] = outputs[i];
   }
-  Status st = profile_ ? RunSteps<true>(ctx, pool) : RunSteps<false>(ctx, pool);
+  // Profiling off costs this one branch per run.
+  const uint32_t trace_graph = trace::On(trace::kTasks) ? TraceGraphId() : 0;
+  Status st = profile_ || trace_graph ? RunSteps<true>(ctx, pool, trace_graph) : RunSteps<false>(ctx, pool, 0);
   if (!st.ok()) return st;
   void** ptrs = ctx.value_ptrs_.data();
   for (const OutputCopy& c : output_copies_) {

@@ -84,9 +84,13 @@ class Executable {
     size_t bytes;
   };
   Executable() = default;
-  // The step loop; kProfile adds the per-step timers (chosen once per run).
+  // The step loop; kProfile adds the per-step timers (chosen once per run):
+  // OPENCANN_PROFILE_NODES totals and/or, when trace_graph != 0, one
+  // profiling record per node (runtime/trace.h).
   template <bool kProfile>
-  Status RunSteps(ExecutionContext& ctx, ThreadPool& pool) const;
+  Status RunSteps(ExecutionContext& ctx, ThreadPool& pool, uint32_t trace_graph) const;
+  // The tracer's id for this graph, registered on first use.
+  uint32_t TraceGraphId() const;
 
   std::shared_ptr<const Graph> graph_;
   std::vector<KernelPtr> kernels_;
@@ -107,6 +111,8 @@ class Executable {
   bool profile_ = false;
   std::unique_ptr<std::atomic<int64_t>[]> step_ns_;
   mutable std::atomic<int64_t> profiled_runs_{0};
+  mutable std::atomic<uint32_t> trace_graph_id_{0};
+  mutable std::mutex trace_mu_;
 
  public:
   ~Executable();

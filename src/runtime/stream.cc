@@ -2,9 +2,14 @@
 
 #include <exception>
 
+#include "runtime/trace.h"
+
 namespace oc::rt {
 
-Stream::Stream() : worker_([this] { Loop(); }) {}
+Stream::Stream() : worker_([this] {
+  trace::BindStreamThread();  // profiling records name the stream by its worker
+  Loop();
+}) {}
 
 Stream::~Stream() {
   {
