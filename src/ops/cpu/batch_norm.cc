@@ -2,8 +2,11 @@
 // folded per channel into y = a * x + b. float32 / float64.
 //
 // Opset 7/8 `spatial=0` (per-activation statistics, parameters shaped [C, D1..])
-// is supported when the parameters hold C * D1 * ... values. Training mode
-// (training_mode=1, or the saved_mean/saved_var outputs of opsets < 14) is not.
+// is supported when the parameters hold C * D1 * ... values. Training mode of
+// opset 14+ (training_mode=1) normalises with the batch statistics (biased
+// variance over N and the spatial axes) and outputs the updated running mean and
+// variance (input * momentum + batch * (1 - momentum)). The saved_mean/saved_var
+// outputs of the training form of opsets < 14 are not supported.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -70,6 +73,62 @@ class BatchNormKernel final : public Kernel {
   size_t stat_bytes_;
 };
 
+// training_mode=1: statistics of the batch, per channel, in double.
+template <typename T>
+class BatchNormTrainKernel final : public Kernel {
+ public:
+  BatchNormTrainKernel(int64_t n, int64_t c, int64_t inner, double eps, double momentum)
+      : n_(n), c_(c), inner_(inner), eps_(eps), momentum_(momentum) {}
+
+  Status Run(const KernelIO& io) override {
+    const T* x = io.in<T>(0);
+    const T* scale = io.in<T>(1);
+    const T* bias = io.in<T>(2);
+    const T* mean_in = io.in<T>(3);
+    const T* var_in = io.in<T>(4);
+    T* y = io.out<T>(0);
+    T* mean_out = io.num_outputs > 1 ? io.out<T>(1) : nullptr;
+    T* var_out = io.num_outputs > 2 ? io.out<T>(2) : nullptr;
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, n_ * inner_));
+    io.pool->ParallelFor(c_, grain, [&](int64_t b, int64_t e) {
+      for (int64_t ch = b; ch < e; ++ch) {
+        double sum = 0;
+        for (int64_t i = 0; i < n_; ++i) {
+          const T* xp = x + (i * c_ + ch) * inner_;
+          for (int64_t k = 0; k < inner_; ++k) sum += static_cast<double>(xp[k]);
+        }
+        const double count = static_cast<double>(std::max<int64_t>(1, n_ * inner_));
+        const double mean = sum / count;
+        double sq = 0;
+        for (int64_t i = 0; i < n_; ++i) {
+          const T* xp = x + (i * c_ + ch) * inner_;
+          for (int64_t k = 0; k < inner_; ++k) {
+            double d = static_cast<double>(xp[k]) - mean;
+            sq += d * d;
+          }
+        }
+        const double var = sq / count;
+        const double a = static_cast<double>(scale[ch]) / std::sqrt(var + eps_);
+        const double off = static_cast<double>(bias[ch]) - mean * a;
+        for (int64_t i = 0; i < n_; ++i) {
+          const T* xp = x + (i * c_ + ch) * inner_;
+          T* yp = y + (i * c_ + ch) * inner_;
+          for (int64_t k = 0; k < inner_; ++k) yp[k] = static_cast<T>(static_cast<double>(xp[k]) * a + off);
+        }
+        if (mean_out)
+          mean_out[ch] = static_cast<T>(static_cast<double>(mean_in[ch]) * momentum_ + mean * (1 - momentum_));
+        if (var_out)
+          var_out[ch] = static_cast<T>(static_cast<double>(var_in[ch]) * momentum_ + var * (1 - momentum_));
+      }
+    });
+    return Status::Ok();
+  }
+
+ private:
+  int64_t n_, c_, inner_;
+  double eps_, momentum_;
+};
+
 Expected<KernelPtr> MakeBatchNorm(const KernelInit& init) {
   const Node& n = init.node;
   OC_RETURN_IF_ERROR(RequireStaticShapes(n));
@@ -77,8 +136,7 @@ Expected<KernelPtr> MakeBatchNorm(const KernelInit& init) {
   if (x.dtype != DataType::kFloat32 && x.dtype != DataType::kFloat64)
     return NotSupported(n.Describe(), ": dtype ", DataTypeName(x.dtype),
                         " is not supported (float32 and float64 only)");
-  if (n.GetInt("training_mode", 0) != 0)
-    return NotSupported(n.Describe(), ": training_mode=1 is not supported (inference only)");
+  const bool training = n.opset >= 14 && n.GetInt("training_mode", 0) != 0;
   if (n.opset < 7 && n.GetInt("is_test", 0) == 0 && (n.output(1) || n.output(2)))
     return NotSupported(n.Describe(), ": training (is_test=0 with statistics outputs) is not supported");
   for (size_t o = 3; o < n.outputs.size(); ++o)
@@ -103,6 +161,15 @@ Expected<KernelPtr> MakeBatchNorm(const KernelInit& init) {
       return InvalidArgument(n.Describe(), ": input ", i, " has ", n.input(i)->NumElements(),
                              " values, expected ", count, " like scale");
   double eps = n.GetFloat("epsilon", 1e-5f);
+  if (training) {
+    if (per_element)
+      return NotSupported(n.Describe(), ": training_mode=1 with per-element (spatial=0) statistics");
+    // The momentum attribute is a float: keep its float value, as the reference does.
+    double momentum = n.GetFloat("momentum", 0.9f);
+    if (x.dtype == DataType::kFloat64)
+      return KernelPtr(new BatchNormTrainKernel<double>(batch, c, inner, eps, momentum));
+    return KernelPtr(new BatchNormTrainKernel<float>(batch, c, inner, eps, momentum));
+  }
   size_t stat_bytes = static_cast<size_t>(n.input(3)->ByteSize());
   if (x.dtype == DataType::kFloat64)
     return KernelPtr(new BatchNormKernel<double>(batch, c, inner, per_element, eps, stat_bytes));

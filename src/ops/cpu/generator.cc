@@ -3,6 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "ops/cpu/cast_util.h"
 #include "ops/cpu/tensor_util.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -85,6 +86,12 @@ Expected<KernelPtr> MakeConstantOfShape(const KernelInit& init) {
 
 // ---- Range -------------------------------------------------------------------------------
 
+double LowPrecisionToFloat(DataType t, const void* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, 2);
+  return t == DataType::kFloat16 ? ew::HalfToFloat(bits) : ew::BFloat16ToFloat(bits);
+}
+
 Status InferRange(Node& node) {
   for (size_t i = 0; i < 3; ++i) OC_RETURN_IF_ERROR(RequireInput(node, i));
   const DataType t = node.input(0)->dtype;
@@ -113,6 +120,21 @@ Status InferRange(Node& node) {
         count = dd > 0 ? (span > 0 ? (span + dd - 1) / dd : 0) : (span < 0 ? (-span - dd - 1) / (-dd) : 0);
       }
     });
+    if (t == DataType::kFloat16 || t == DataType::kBFloat16) {
+      // Computed wider, as the ONNX reference does: in double, or in float
+      // when stash_type says FLOAT.
+      const double s = LowPrecisionToFloat(t, vs->constant->data());
+      const double l = LowPrecisionToFloat(t, vl->constant->data());
+      const double d = LowPrecisionToFloat(t, vd->constant->data());
+      if (d == 0) {
+        zero = true;
+      } else if (node.GetInt("stash_type", 11) == 1) {
+        const float fs = static_cast<float>(s), fl = static_cast<float>(l), fd = static_cast<float>(d);
+        count = static_cast<int64_t>(std::max(0.f, std::ceil((fl - fs) / fd)));
+      } else {
+        count = static_cast<int64_t>(std::max(0.0, std::ceil((l - s) / d)));
+      }
+    }
     if (zero) return InvalidArgument(node.Describe(), ": delta is 0");
   }
   SetOutput(node, 0, t, {count});
@@ -120,6 +142,18 @@ Status InferRange(Node& node) {
 }
 
 using RangeFn = void (*)(const void* start, const void* delta, void* out, int64_t n);
+
+// float16/bfloat16 Range: start + i * delta in the wider type C, then rounded.
+template <DataType kType, typename C>
+void RangeLowPrecision(const void* s, const void* d, void* out, int64_t n) {
+  const C start = static_cast<C>(LowPrecisionToFloat(kType, s));
+  const C delta = static_cast<C>(LowPrecisionToFloat(kType, d));
+  uint16_t* o = static_cast<uint16_t*>(out);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = static_cast<float>(start + static_cast<C>(i) * delta);
+    o[i] = kType == DataType::kFloat16 ? ew::FloatToHalf(v) : ew::FloatToBFloat16(v);
+  }
+}
 
 template <typename T>
 void RangeTyped(const void* s, const void* d, void* out, int64_t n) {
@@ -147,6 +181,11 @@ Expected<KernelPtr> MakeRange(const KernelInit& init) {
   if (!y || !y->IsStatic()) return NotSupported(n.Describe(), ": the output length must be known at compile time");
   RangeFn fn = nullptr;
   DispatchArithmetic(y->dtype, [&](auto tag) { fn = RangeTyped<decltype(tag)>; });
+  const bool stash_float = n.GetInt("stash_type", 11) == 1;
+  if (y->dtype == DataType::kFloat16)
+    fn = stash_float ? RangeLowPrecision<DataType::kFloat16, float> : RangeLowPrecision<DataType::kFloat16, double>;
+  if (y->dtype == DataType::kBFloat16)
+    fn = stash_float ? RangeLowPrecision<DataType::kBFloat16, float> : RangeLowPrecision<DataType::kBFloat16, double>;
   if (!fn) return NotSupported(n.Describe(), ": dtype ", DataTypeName(y->dtype), " is not supported");
   return KernelPtr(new RangeKernel(fn, y->NumElements()));
 }
@@ -283,9 +322,12 @@ Expected<KernelPtr> MakeOneHot(const KernelInit& init) {
 }  // namespace
 
 void RegisterGeneratorOps(OpRegistry& r) {
-  r.Register({.op_type = "ConstantOfShape", .infer = InferConstantOfShape, .cpu = MakeConstantOfShape});
-  r.Register({.op_type = "Range", .infer = InferRange, .cpu = MakeRange});
-  r.Register({.op_type = "EyeLike", .infer = InferEyeLike, .cpu = MakeEyeLike});
+  r.Register({.op_type = "ConstantOfShape", .infer = InferConstantOfShape, .cpu = MakeConstantOfShape,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "Range", .infer = InferRange, .cpu = MakeRange,
+              .native_types = DataTypeBit(DataType::kFloat16) | DataTypeBit(DataType::kBFloat16)});
+  r.Register({.op_type = "EyeLike", .infer = InferEyeLike, .cpu = MakeEyeLike,
+              .native_types = kAllDataTypes});
   r.Register({.op_type = "OneHot", .infer = InferOneHot, .cpu = MakeOneHot});
 }
 

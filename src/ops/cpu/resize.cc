@@ -7,7 +7,8 @@
 // onnxruntime implements for those versions.
 //
 // Interpolation is separable: the factory computes, per axis and output index,
-// up to 4 (input offset, weight) taps; taps with zero weight everywhere are
+// up to 4 (input offset, weight) taps (more for antialiased downscaling, whose
+// kernel widens with 1/scale); taps with zero weight everywhere are
 // collapsed, so untouched axes cost nothing. Run() walks output rows: the taps
 // of the outer axes are combined once per row, then each output element of the
 // innermost axis sums over (row combinations x inner taps).
@@ -34,6 +35,10 @@ struct ResizeSpec {
   std::vector<int64_t> out;    // output shape
   std::vector<double> scales;  // per axis, as used by the coordinate transform
   std::vector<double> roi;     // 2*rank (start..., end...), tf_crop_and_resize only
+  // Per axis: the resized length align_corners divides by. The ONNX reference
+  // takes in * scale unrounded when scales are given (so a 5 -> 0.8 * 5 = 4
+  // axis and a 4 -> 3.2 one differ); with sizes it is the output length.
+  std::vector<double> resized_len;
 };
 
 // Scales/sizes (and roi) resolved to the full rank. Needs them constant.
@@ -43,6 +48,8 @@ Expected<ResizeSpec> ResolveSpec(const Node& n, const std::vector<int64_t>& in) 
   s.scales.assign(rank, 1.0);
   s.out = in;
   s.roi.assign(2 * rank, 0.0);
+  s.resized_len.resize(rank);
+  for (int64_t i = 0; i < rank; ++i) s.resized_len[i] = static_cast<double>(in[i]);
   for (int64_t i = 0; i < rank; ++i) s.roi[rank + i] = 1.0;
   std::optional<std::vector<float>> scales;
   std::optional<std::vector<int64_t>> sizes;
@@ -103,6 +110,7 @@ Expected<ResizeSpec> ResolveSpec(const Node& n, const std::vector<int64_t>& in) 
       // The roi does not enter the size (onnxruntime and the ONNX reference
       // agree); the product is taken in float as onnxruntime does (5 * 1.4f = 7).
       s.out[ax] = static_cast<int64_t>(std::floor(static_cast<float>(in[ax]) * static_cast<float>(sc)));
+      s.resized_len[ax] = static_cast<double>(in[ax]) * sc;
     }
   } else {
     if (sizes->size() != k)
@@ -134,6 +142,7 @@ Expected<ResizeSpec> ResolveSpec(const Node& n, const std::vector<int64_t>& in) 
     }
     for (size_t i = 0; i < k; ++i)
       if (s.out[axes[i]] < 0) return InvalidArgument(n.Describe(), ": sizes must be >= 0");
+    for (size_t i = 0; i < k; ++i) s.resized_len[axes[i]] = static_cast<double>(s.out[axes[i]]);
   }
   return s;
 }
@@ -190,11 +199,12 @@ struct AxisParams {
   Rounding rounding;
   double cubic_a;
   bool exclude_outside;
+  bool antialias;
 };
 
 // In float, as onnxruntime computes it, so that nearest-mode ties round alike.
 double OriginalCoord(Coord c, double xd, double scale_d, int64_t in_i, int64_t out_i, double roi_start_d,
-                     double roi_end_d) {
+                     double roi_end_d, double resized_len) {
   const float x = static_cast<float>(xd), scale = static_cast<float>(scale_d);
   const float in = static_cast<float>(in_i), out = static_cast<float>(out_i);
   const float rs = static_cast<float>(roi_start_d), re = static_cast<float>(roi_end_d);
@@ -206,7 +216,8 @@ double OriginalCoord(Coord c, double xd, double scale_d, int64_t in_i, int64_t o
       return center * (1 - adj) + (x + 0.5f) / scale - 0.5f;
     }
     case Coord::kPytorchHalfPixel: return out_i > 1 ? (x + 0.5f) / scale - 0.5f : 0.f;
-    case Coord::kAlignCorners: return out_i == 1 ? 0.f : x * (in - 1) / (out - 1);
+    case Coord::kAlignCorners:
+      return resized_len == 1 ? 0.f : x * (in - 1) / (static_cast<float>(resized_len) - 1);
     case Coord::kAsymmetric: return x / scale;
     case Coord::kTfHalfPixelForNn: return (x + 0.5f) / scale;
     case Coord::kTfCropAndResize:
@@ -228,10 +239,48 @@ int64_t RoundNearest(Rounding r, double x, double scale) {
   return 0;
 }
 
+// Antialiased downscaling (antialias=1, scale < 1): the linear (triangle) or
+// cubic kernel is stretched by 1/scale, so each output averages 2/scale
+// (linear) or 4/scale (cubic) inputs; weights are normalised to sum 1. Tap i
+// of output o reads input floor-ish(x) + i, with the ONNX reference's
+// convention that an integral x counts as ratio 1 from the pixel to its left.
+void AntialiasTaps(const AxisParams& p, int64_t in, double scale, double x, int64_t* off, double* w, int ntaps,
+                   int64_t stride) {
+  double base = std::floor(x);
+  double ratio = x - base;
+  if (ratio == 0) { ratio = 1; base -= 1; }
+  const int64_t start = 1 - ntaps / 2;
+  double sum = 0;
+  for (int k = 0; k < ntaps; ++k) {
+    const double d = scale * (static_cast<double>(start + k) - ratio);
+    w[k] = p.interp == Interp::kLinear ? std::max(0.0, 1 - std::fabs(d)) : CubicWeight(d, p.cubic_a);
+    sum += w[k];
+  }
+  if (sum != 0)
+    for (int k = 0; k < ntaps; ++k) w[k] /= sum;
+  const int64_t i0 = static_cast<int64_t>(base) + start;
+  if (p.exclude_outside) {
+    double kept = 0;
+    for (int k = 0; k < ntaps; ++k) {
+      if (i0 + k < 0 || i0 + k >= in) w[k] = 0;
+      kept += w[k];
+    }
+    if (kept != 0)
+      for (int k = 0; k < ntaps; ++k) w[k] /= kept;
+  }
+  for (int k = 0; k < ntaps; ++k) off[k] = std::clamp<int64_t>(i0 + k, 0, in - 1) * stride;
+}
+
 AxisTaps MakeTaps(const AxisParams& p, int64_t in, int64_t out, double scale, double roi_start, double roi_end,
-                  int64_t stride) {
+                  double resized_len, int64_t stride) {
   AxisTaps a;
   a.ntaps = p.interp == Interp::kNearest ? 1 : p.interp == Interp::kLinear ? 2 : 4;
+  const bool antialias = p.antialias && p.interp != Interp::kNearest && scale < 1;
+  if (antialias) {
+    // Support of the stretched kernel: 2 * (1 - floor(-support/scale) - 1) taps.
+    const double support = p.interp == Interp::kLinear ? 1 : 2;
+    a.ntaps = static_cast<int>(2 - 2 * (static_cast<int64_t>(std::floor(-support / scale)) + 1));
+  }
   a.offset.resize(out * a.ntaps);
   a.weight.resize(out * a.ntaps);
   a.outside.assign(out, 0);
@@ -243,14 +292,16 @@ AxisTaps MakeTaps(const AxisParams& p, int64_t in, int64_t out, double scale, do
     return a;
   }
   for (int64_t o = 0; o < out; ++o) {
-    double x = OriginalCoord(p.coord, static_cast<double>(o), scale, in, out, roi_start, roi_end);
+    double x = OriginalCoord(p.coord, static_cast<double>(o), scale, in, out, roi_start, roi_end, resized_len);
     if (p.coord == Coord::kTfCropAndResize && (x < 0 || x > static_cast<double>(in - 1))) {
       a.outside[o] = 1;
       a.any_outside = true;
     }
     int64_t* off = &a.offset[o * a.ntaps];
     double* w = &a.weight[o * a.ntaps];
-    if (p.interp == Interp::kNearest) {
+    if (antialias) {
+      AntialiasTaps(p, in, scale, x, off, w, a.ntaps, stride);
+    } else if (p.interp == Interp::kNearest) {
       off[0] = clamp_idx(RoundNearest(p.rounding, x, scale)) * stride;
       w[0] = 1;
     } else if (p.interp == Interp::kLinear) {
@@ -436,11 +487,7 @@ Expected<KernelPtr> MakeResize(const KernelInit& init) {
   }
   p.cubic_a = n.GetFloat("cubic_coeff_a", -0.75f);
   p.exclude_outside = n.GetInt("exclude_outside", 0) != 0;
-  if (n.GetInt("antialias", 0) != 0 && p.interp != Interp::kNearest)
-    for (int64_t d = 0; d < rank; ++d)
-      if (s.scales[d] < 1)
-        return NotSupported(n.Describe(), ": antialias=1 when downscaling (axis ", d, ", scale ", s.scales[d],
-                            ") is not supported");
+  p.antialias = !IsLegacy(n) && n.GetInt("antialias", 0) != 0;
   for (int64_t d = 0; d < rank; ++d)
     if (x.shape[d] == 0 && s.out[d] > 0)
       return InvalidArgument(n.Describe(), ": cannot resize empty axis ", d, " to ", s.out[d]);
@@ -452,11 +499,14 @@ Expected<KernelPtr> MakeResize(const KernelInit& init) {
   std::vector<AxisTaps> axes;
   int64_t combos = 1;
   for (int64_t d = 0; d < rank; ++d) {
-    axes.push_back(MakeTaps(p, x.shape[d], s.out[d], s.scales[d], s.roi[d], s.roi[rank + d], strides[d]));
+    axes.push_back(MakeTaps(p, x.shape[d], s.out[d], s.scales[d], s.roi[d], s.roi[rank + d], s.resized_len[d],
+                            strides[d]));
     if (d + 1 < rank) combos *= axes.back().ntaps;
   }
   if (combos > kMaxRowCombos)
-    return NotSupported(n.Describe(), ": interpolating ", rank - 1, " outer axes at once is not supported");
+    return NotSupported(n.Describe(), ": interpolating ", rank - 1, " outer axes at once needs ", combos,
+                        " taps per output row (at most ", kMaxRowCombos, "; antialiased strong downscales "
+                        "of several axes exceed it)");
   double extrapolation = n.GetFloat("extrapolation_value", 0.f);
   if (x.dtype == DataType::kFloat64)
     return KernelPtr(new ResizeKernel<double>(std::move(axes), s.out, extrapolation));

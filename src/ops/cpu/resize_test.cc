@@ -27,7 +27,12 @@ double RefCoord(const RefResize& r, double x, double scale, int64_t in, int64_t 
   *extrapolate = false;
   if (r.coord == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (r.coord == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0;
-  if (r.coord == "align_corners") return out == 1 ? 0 : x * (in - 1) / double(out - 1);
+  // The resized length is in * scale, unrounded, as in the ONNX reference
+  // (equal to the output length when sizes are given).
+  if (r.coord == "align_corners") {
+    double len = scale * static_cast<double>(in);
+    return out == 1 ? 0 : x * (in - 1) / (len - 1);
+  }
   if (r.coord == "asymmetric") return x / scale;
   // tf_crop_and_resize
   double s = r.roi[axis], e = r.roi[axis + rank];
@@ -271,14 +276,6 @@ TEST(ResizeTest, ErrorsNameTheProblem) {
       .InputI64({4}, {1, 1, 4, 4}).Outputs(1);
   EXPECT_EQ(both.Prepare().code(), StatusCode::kInvalidArgument);
 
-  OpTester aa("Resize", 18);
-  aa.InputF({1, 1, 4, 4}, std::vector<float>(16)).NoInput().InputF({4}, {1, 1, 0.5f, 0.5f}).Outputs(1);
-  aa.node().SetString("mode", "linear");
-  aa.node().SetInt("antialias", 1);
-  auto ra = aa.Run();
-  EXPECT_EQ(ra.status().code(), StatusCode::kNotSupported);
-  EXPECT_NE(ra.status().message().find("antialias"), std::string::npos) << ra.status().message();
-
   OpTester it("Resize", 13);
   it.Input<int32_t>({1, 1, 2, 2}, {1, 2, 3, 4}).NoInput().InputF({4}, {1, 1, 2, 2}).Outputs(1);
   auto ri = it.Run();
@@ -288,6 +285,25 @@ TEST(ResizeTest, ErrorsNameTheProblem) {
   OpTester bad("Resize", 13);
   bad.InputF({1, 1, 2, 2}, std::vector<float>(4)).NoInput().InputF({3}, {1, 2, 2}).Outputs(1);
   EXPECT_EQ(bad.Prepare().code(), StatusCode::kInvalidArgument);
+}
+
+// Linear antialias at scale 1/2 (half_pixel): output o is centred on input
+// 2o + 0.5 and the triangle kernel widens to 2 input pixels each side, so it
+// weighs inputs 2o-1 .. 2o+2 by 1/8, 3/8, 3/8, 1/8 (edge-clamped indices).
+TEST(ResizeTest, LinearAntialiasHalvesWithWidenedTriangle) {
+  const int64_t in = 10;
+  auto x = RandomFloats(in, 8);
+  OpTester t("Resize", 18);
+  t.InputF({1, in}, x).NoInput().InputF({2}, {1, 0.5f}).Outputs(1);
+  t.node().SetString("mode", "linear");
+  t.node().SetInt("antialias", 1);
+  auto r = t.Run();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<float> want;
+  auto at = [&](int64_t i) { return x[std::clamp<int64_t>(i, 0, in - 1)]; };
+  for (int64_t o = 0; o < in / 2; ++o)
+    want.push_back((at(2 * o - 1) + 3 * at(2 * o) + 3 * at(2 * o + 1) + at(2 * o + 2)) / 8);
+  ExpectNear(r->F(0), want, 1e-5f);
 }
 
 }  // namespace
