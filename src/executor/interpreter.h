@@ -7,16 +7,18 @@
 //  - The graph need not be static or memory-planned; it must pass Graph::Verify
 //    and every node's op must be in the OpRegistry. Shape inference is done per
 //    node at run time: each node's infer function sees its inputs' concrete
-//    shapes, plus the data of graph constants and of small inputs (<= 64
-//    elements: shape vectors, axes, scalars), which it treats as constant.
-//    Outputs must come out static; an op whose output shape depends on large
-//    input data it does not see (none today) is retried with every input
-//    treated as constant.
+//    shapes and the data of graph constants. When that does not give static
+//    outputs (or the kernel factory wants a constant), the node is specialised
+//    again with the data of its small inputs (<= 64 elements: shape vectors,
+//    axes, scalars) shown as constants too, and from then on always so; as a
+//    last resort with every input shown (that kernel is used once, not cached).
 //  - Kernels are created from that specialised node and cached per node, keyed
 //    by the input dtypes, shapes and the bytes of the inputs shown as constant;
 //    so a Loop body that runs 100 iterations at one shape creates its kernels
 //    (and packs its weights) once. The cache holds at most kCacheEntriesPerNode
 //    entries per node (oldest evicted): memory stays bounded when shapes vary.
+//  - A Loop/Scan with zero iterations gives scan outputs of shape
+//    [0, <the body output's declared dims, unknown ones as 0>].
 //  - Control flow, sequence and optional ops (and Identity) are evaluated by the
 //    interpreter itself rather than through kernels (see interpreter_ops.h).
 //  - Run() is const and thread-safe: concurrent runs share the kernel cache

@@ -26,9 +26,13 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "executor/executable.h"
+#include "executor/interpreter.h"
+#include "executor/interpreter_ops.h"
 #include "graph/graph.h"
 #include "om/om_file.h"
 #include "onnx.pb.h"
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include "ops/op_registry.h"
 #include "parser/onnx/onnx_parser.h"
 #include "parser/onnx/onnx_tensor.h"
@@ -307,6 +311,218 @@ std::optional<Failure> RunCase(const fs::path& case_dir, const fs::path& out_roo
   return std::nullopt;
 }
 
+// --- Interpreter path: models with control flow, sequences or optionals that
+// the static pipeline cannot compile. Test data for sequence / optional values
+// are onnx-data.proto's SequenceProto / OptionalProto, which this build's
+// onnx.proto lacks, so their few fields are read and written by hand:
+// SequenceProto {1 name, 2 elem_type, 3 repeated tensor_values},
+// OptionalProto {1 name, 2 elem_type, 3 tensor_value, 5 sequence_value};
+// elem_type 1 = tensor, 3 = sequence.
+
+using google::protobuf::io::CodedInputStream;
+
+struct WireValue {
+  std::string name;
+  int elem_type = 0;
+  std::vector<std::string> tensors;  // serialized TensorProtos (field 3)
+  std::string sequence;              // serialized SequenceProto (OptionalProto field 5)
+  bool has_tensor = false, has_sequence = false;
+};
+
+Expected<WireValue> ParseWire(const std::string& bytes, const std::string& what) {
+  WireValue w;
+  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  for (;;) {
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    const uint32_t field = tag >> 3, wire = tag & 7;
+    if (wire == 2) {
+      uint32_t len = 0;
+      std::string payload;
+      if (!in.ReadVarint32(&len) || !in.ReadString(&payload, static_cast<int>(len)))
+        return InvalidFile(what, ": truncated field ", field);
+      if (field == 1) w.name = payload;
+      else if (field == 3) { w.tensors.push_back(std::move(payload)); w.has_tensor = true; }
+      else if (field == 5) { w.sequence = std::move(payload); w.has_sequence = true; }
+    } else if (wire == 0) {
+      uint64_t v = 0;
+      if (!in.ReadVarint64(&v)) return InvalidFile(what, ": truncated varint");
+      if (field == 2) w.elem_type = static_cast<int>(v);
+    } else if (!google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) {
+      return InvalidFile(what, ": unreadable field ", field);
+    }
+  }
+  return w;
+}
+
+Expected<HostTensor> DecodeHost(const std::string& bytes, const std::string& what) {
+  onnx::TensorProto t;
+  if (!t.ParseFromString(bytes)) return InvalidFile(what, " is not a TensorProto");
+  OC_ASSIGN_OR_RETURN(auto d, onnx_parser::DecodeTensor(t, "", what));
+  HostTensor h;
+  h.dtype = d.dtype;
+  h.shape = std::move(d.shape);
+  h.data = std::move(d.data);
+  return h;
+}
+
+Expected<RtValue> DecodeSequence(const std::string& bytes, const Value& want, const std::string& what) {
+  OC_ASSIGN_OR_RETURN(WireValue w, ParseWire(bytes, what));
+  std::vector<HostTensor> items;
+  for (const auto& t : w.tensors) {
+    OC_ASSIGN_OR_RETURN(HostTensor h, DecodeHost(t, what));
+    items.push_back(std::move(h));
+  }
+  return RtValue::FromSequence(want.dtype, std::move(items));
+}
+
+// Reads input file `bytes` as the kind `want` expects; sets *name.
+Expected<RtValue> DecodeInput(const std::string& bytes, const Value& want, const std::string& what,
+                              std::string* name) {
+  switch (want.kind) {
+    case ValueKind::kTensor: {
+      onnx::TensorProto t;
+      if (!t.ParseFromString(bytes)) return InvalidFile(what, " is not a TensorProto");
+      *name = t.name();
+      OC_ASSIGN_OR_RETURN(HostTensor h, DecodeHost(bytes, what));
+      return RtValue::FromTensor(std::move(h));
+    }
+    case ValueKind::kSequence: {
+      OC_ASSIGN_OR_RETURN(WireValue w, ParseWire(bytes, what));
+      *name = w.name;
+      return DecodeSequence(bytes, want, what);
+    }
+    default: {
+      OC_ASSIGN_OR_RETURN(WireValue w, ParseWire(bytes, what));
+      *name = w.name;
+      if (want.kind == ValueKind::kOptionalTensor && w.has_tensor) {
+        OC_ASSIGN_OR_RETURN(HostTensor h, DecodeHost(w.tensors[0], what));
+        RtValue v = RtValue::FromTensor(std::move(h));
+        v.kind = ValueKind::kOptionalTensor;
+        return v;
+      }
+      if (want.kind == ValueKind::kOptionalSequence && w.has_sequence) {
+        OC_ASSIGN_OR_RETURN(RtValue v, DecodeSequence(w.sequence, want, what));
+        v.kind = ValueKind::kOptionalSequence;
+        return v;
+      }
+      return RtValue::EmptyOptional(want.kind, want.dtype);
+    }
+  }
+}
+
+void PutTag(std::string& out, uint32_t field, uint32_t wire) {
+  uint64_t v = (field << 3) | wire;
+  while (v >= 0x80) { out += static_cast<char>(v | 0x80); v >>= 7; }
+  out += static_cast<char>(v);
+}
+void PutVarint(std::string& out, uint64_t v) {
+  while (v >= 0x80) { out += static_cast<char>(v | 0x80); v >>= 7; }
+  out += static_cast<char>(v);
+}
+void PutBytes(std::string& out, uint32_t field, const std::string& bytes) {
+  PutTag(out, field, 2);
+  PutVarint(out, bytes.size());
+  out += bytes;
+}
+
+std::string EncodeTensor(const std::string& name, const HostTensor& h) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(static_cast<int32_t>(h.dtype));
+  for (int64_t d : h.shape) t.add_dims(d);
+  t.set_raw_data(h.data.data(), h.ByteSize());
+  return t.SerializeAsString();
+}
+
+std::string EncodeSequence(const std::string& name, const RtValue& v) {
+  std::string out;
+  PutBytes(out, 1, name);
+  PutTag(out, 2, 0);
+  PutVarint(out, 1);
+  for (const HostTensor& h : v.sequence) PutBytes(out, 3, EncodeTensor("", h));
+  return out;
+}
+
+std::string EncodeValue(const std::string& name, const RtValue& v) {
+  switch (v.kind) {
+    case ValueKind::kTensor: return EncodeTensor(name, v.tensor);
+    case ValueKind::kSequence: return EncodeSequence(name, v);
+    default: {
+      std::string out;
+      PutBytes(out, 1, name);
+      PutTag(out, 2, 0);
+      PutVarint(out, v.kind == ValueKind::kOptionalTensor ? 1 : 3);
+      if (v.present) {
+        if (v.kind == ValueKind::kOptionalTensor) PutBytes(out, 3, EncodeTensor("", v.tensor));
+        else PutBytes(out, 5, EncodeSequence("", v));
+      }
+      return out;
+    }
+  }
+}
+
+Expected<std::string> ReadBytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return IoError("cannot open '", path.string(), "'");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::optional<Failure> RunInterpreted(const fs::path& case_dir, const fs::path& out_root, ThreadPool& pool) {
+  auto parsed = ParseOnnxFile((case_dir / "model.onnx").string(), {});
+  if (!parsed.ok()) return Failure{"parse", parsed.status()};
+  std::shared_ptr<const Graph> graph(std::move(parsed).value());
+  auto interp = Interpreter::Create(graph);
+  if (!interp.ok()) return Failure{"kernel", interp.status()};
+  for (const fs::path& ds : DataSets(case_dir)) {
+    std::vector<fs::path> files = Numbered(ds, "input_");
+    std::vector<RtValue> inputs(graph->inputs.size());
+    std::vector<bool> bound(graph->inputs.size(), false);
+    for (size_t j = 0; j < files.size(); ++j) {
+      auto bytes = ReadBytes(files[j]);
+      if (!bytes.ok()) return Failure{"input", bytes.status()};
+      // Bound by name where the file names its value, else by position.
+      std::string name;
+      size_t slot = j;
+      for (int pass = 0; pass < 2; ++pass) {
+        const Value& want = *graph->inputs[std::min(slot, graph->inputs.size() - 1)];
+        auto v = DecodeInput(*bytes, want, files[j].filename().string(), &name);
+        if (!v.ok()) return Failure{"input", v.status()};
+        auto it = std::find_if(graph->inputs.begin(), graph->inputs.end(),
+                               [&](const Value* in) { return in->name == name; });
+        size_t by_name = it == graph->inputs.end() ? slot : static_cast<size_t>(it - graph->inputs.begin());
+        if (by_name == slot || pass == 1) {
+          if (slot >= inputs.size()) return Failure{"input", InvalidArgument("more input files than inputs")};
+          inputs[slot] = std::move(*v);
+          bound[slot] = true;
+          break;
+        }
+        slot = by_name;
+      }
+    }
+    for (size_t i = 0; i < bound.size(); ++i)
+      if (!bound[i]) return Failure{"input", InvalidArgument("no data for input '", graph->inputs[i]->name, "'")};
+    auto outs = (*interp)->Run(inputs, pool);
+    if (!outs.ok()) return Failure{"run", outs.status()};
+    fs::path out_dir = out_root / case_dir.filename() / ds.filename();
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    for (size_t i = 0; i < outs->size(); ++i) {
+      std::ofstream out(out_dir / ("output_" + std::to_string(i) + ".pb"), std::ios::binary | std::ios::trunc);
+      out << EncodeValue(graph->outputs[i]->name, (*outs)[i]);
+      if (!out) return Failure{"output", IoError("cannot write output ", i)};
+    }
+  }
+  return std::nullopt;
+}
+
+// True when the static path may fail for reasons the interpreter covers.
+bool WantsInterpreter(const fs::path& case_dir) {
+  auto parsed = ParseOnnxFile((case_dir / "model.onnx").string(), {});
+  if (!parsed.ok()) return false;
+  return (*parsed)->HasSubgraphs() || (*parsed)->HasNonTensorValues() || NeedsInterpreter(**parsed);
+}
+
 int ListOps() {
   std::vector<const OpDef*> defs = OpRegistry::Global().All();
   for (const OpDef* d : defs)
@@ -326,6 +542,16 @@ int Serve(const fs::path& out_root) {
     std::vector<std::string> frozen;
     try {
       f = RunCase(case_dir, out_root, pool, &frozen);
+      // A parse failure of the static path can come from --input_shape taken
+      // from sequence data; WantsInterpreter parses without it.
+      if (f && f->stage != "output" && WantsInterpreter(case_dir)) {
+        std::optional<Failure> g = RunInterpreted(case_dir, out_root, pool);
+        if (!g) frozen.clear();
+        f = g ? std::optional<Failure>(Failure{g->stage, g->status.WithContext(StrCat(
+                                                  "interpreter (static path: [", f->stage, "] ",
+                                                  f->status.message().substr(0, 200), ")"))})
+              : std::nullopt;
+      }
     } catch (const std::exception& ex) {
       f = Failure{"exception", Internal("C++ exception: ", ex.what())};
     }

@@ -118,17 +118,76 @@ def compare(actual, expected, what: str) -> tuple[bool, str, float | None]:
                    f"(first at {list(idx)}: {a[idx]:.6g} vs {e[idx]:.6g})", err)
 
 
+def output_kinds(case_dir: str) -> list[str]:
+    """'tensor', 'sequence' or 'optional' per model output (test data of the latter two are
+    SequenceProto / OptionalProto files)."""
+    import onnx
+
+    model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+    kinds = []
+    for o in model.graph.output:
+        which = o.type.WhichOneof("value")
+        kinds.append({"sequence_type": "sequence", "optional_type": "optional"}.get(which, "tensor"))
+    return kinds
+
+
+def load_value(path, kind):
+    """A tensor as an array; a sequence as a list of arrays; an optional as None or its element."""
+    import onnx
+    from onnx import numpy_helper
+
+    if kind == "tensor":
+        return load_tensor(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    if kind == "sequence":
+        s = onnx.SequenceProto()
+        s.ParseFromString(data)
+        return [numpy_helper.to_array(t) for t in s.tensor_values]
+    o = onnx.OptionalProto()
+    o.ParseFromString(data)
+    if o.HasField("tensor_value"):
+        return numpy_helper.to_array(o.tensor_value)
+    if o.HasField("sequence_value"):
+        return [numpy_helper.to_array(t) for t in o.sequence_value.tensor_values]
+    return None
+
+
+def compare_value(actual, expected, what: str) -> tuple[bool, str, float | None]:
+    if expected is None or actual is None:
+        ok = expected is None and actual is None
+        return ok, "" if ok else f"{what}: optional presence differs (got {actual is not None})", None
+    if isinstance(expected, list) or isinstance(actual, list):
+        if not (isinstance(expected, list) and isinstance(actual, list)):
+            return False, f"{what}: sequence vs tensor", None
+        if len(actual) != len(expected):
+            return False, f"{what}: sequence of {len(actual)} vs expected {len(expected)}", None
+        worst = 0.0
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            ok, msg, err = compare(a, e, f"{what}[{i}]")
+            if not ok:
+                return ok, msg, err
+            worst = max(worst, err or 0.0)
+        return True, "", worst
+    return compare(actual, expected, what)
+
+
 def check_outputs(case_dir: str, out_dir: str) -> tuple[bool, str, float | None]:
     worst = 0.0
     sets = sorted(d for d in os.listdir(case_dir) if d.startswith("test_data_set_"))
+    kinds = None
     for ds in sets:
         j = 0
         while os.path.exists(os.path.join(case_dir, ds, f"output_{j}.pb")):
             got = os.path.join(out_dir, ds, f"output_{j}.pb")
             if not os.path.exists(got):
                 return False, f"{ds}: output {j} missing (the model has fewer outputs)", None
-            ok, msg, err = compare(load_tensor(got), load_tensor(os.path.join(case_dir, ds, f"output_{j}.pb")),
-                                   f"{ds} output {j}")
+            if kinds is None:
+                kinds = output_kinds(case_dir)
+            kind = kinds[j] if j < len(kinds) else "tensor"
+            ok, msg, err = compare_value(load_value(got, kind),
+                                         load_value(os.path.join(case_dir, ds, f"output_{j}.pb"), kind),
+                                         f"{ds} output {j}")
             if not ok:
                 return False, msg, err
             worst = max(worst, err or 0.0)

@@ -68,6 +68,34 @@ void PruneDeadNodes(Graph& graph) {
   graph.Compact();
 }
 
+// Every (node, owning graph) pair, subgraphs included, outer nodes first.
+void CollectNodes(Graph& graph, std::vector<std::pair<Node*, Graph*>>& out) {
+  for (const auto& n : graph.nodes()) {
+    out.emplace_back(n.get(), &graph);
+    for (auto& [name, a] : n->attrs) {
+      if (a.kind == Attribute::Kind::kGraph && a.graph) CollectNodes(*a.graph, out);
+      if (a.kind == Attribute::Kind::kGraphs)
+        for (auto& g : a.graphs) if (g) CollectNodes(*g, out);
+    }
+  }
+}
+
+// Subgraphs are ordered like the main graph (file order need not be topological).
+Status SortSubgraphs(Graph& graph) {
+  for (const auto& n : graph.nodes()) {
+    for (auto& [name, a] : n->attrs) {
+      std::vector<Graph*> gs;
+      if (a.kind == Attribute::Kind::kGraph && a.graph) gs.push_back(a.graph.get());
+      if (a.kind == Attribute::Kind::kGraphs) for (auto& g : a.graphs) if (g) gs.push_back(g.get());
+      for (Graph* g : gs) {
+        OC_RETURN_IF_ERROR(g->TopologicalSort().WithContext(StrCat(n->Describe(), " attribute '", name, "'")));
+        OC_RETURN_IF_ERROR(SortSubgraphs(*g));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ApplyInputShapes(Graph& graph, const OnnxParseOptions& options) {
@@ -115,9 +143,9 @@ Status CheckAndCanonicalize(Graph& graph) {
   std::vector<Unsupported> missing;
   const OpRegistry& reg = OpRegistry::Global();
   // Canonicalize may add values or nodes: iterate over a snapshot.
-  std::vector<Node*> nodes;
-  for (const auto& n : graph.nodes()) nodes.push_back(n.get());
-  for (Node* n : nodes) {
+  std::vector<std::pair<Node*, Graph*>> nodes;
+  CollectNodes(graph, nodes);
+  for (auto [n, owner] : nodes) {
     const OpDef* def = reg.Find(n->domain, n->op_type, n->opset);
     if (!def) {
       auto it = std::find_if(missing.begin(), missing.end(), [&](const Unsupported& u) {
@@ -127,7 +155,7 @@ Status CheckAndCanonicalize(Graph& graph) {
       it->nodes.push_back(n->name);
       continue;
     }
-    if (def->canonicalize) OC_RETURN_IF_ERROR(def->canonicalize(*n, graph));
+    if (def->canonicalize) OC_RETURN_IF_ERROR(def->canonicalize(*n, *owner));
   }
   if (missing.empty()) return Status::Ok();
   std::string msg = StrCat(missing.size(), " unsupported operator", missing.size() == 1 ? "" : "s", ": ");
@@ -157,6 +185,7 @@ Status FinishGraph(Graph& graph, const OnnxParseOptions& options) {
   PruneDeadNodes(graph);
   OC_RETURN_IF_ERROR(CheckAndCanonicalize(graph));
   OC_RETURN_IF_ERROR(graph.TopologicalSort());
+  OC_RETURN_IF_ERROR(SortSubgraphs(graph));
   Status verify = graph.Verify();
   if (!verify.ok()) return InvalidFile("the model's graph is malformed: ", verify.message());
   return Status::Ok();

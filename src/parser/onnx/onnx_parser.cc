@@ -49,6 +49,13 @@ class GraphBuilder {
   // they are copied, which keeps peak memory near one copy of the weights.
   GraphBuilder(onnx::ModelProto& model, std::string base_dir)
       : model_(model), base_dir_(std::move(base_dir)), g_(std::make_unique<Graph>()) {}
+  // A builder for a subgraph (graph attribute) of a node built by `parent`.
+  GraphBuilder(GraphBuilder& parent, std::string what)
+      : model_(parent.model_), base_dir_(parent.base_dir_), g_(std::make_unique<Graph>()), parent_(&parent),
+        what_(std::move(what)) {
+    g_->opset_imports = parent.g_->opset_imports;
+    g_->ir_version = parent.g_->ir_version;
+  }
 
   Expected<std::unique_ptr<Graph>> Build() {
     OC_RETURN_IF_ERROR(ReadHeader());
@@ -70,6 +77,62 @@ class GraphBuilder {
   }
 
  private:
+  // A graph attribute: a subgraph that may read this graph's values (and, through
+  // this graph, its ancestors'), which become its captures (see graph.h).
+  Expected<std::shared_ptr<Graph>> BuildSubgraph(const onnx::GraphProto& proto, const std::string& what) {
+    if (Depth() >= kMaxSubgraphDepth)
+      return InvalidFile(what, ": subgraphs nested deeper than ", kMaxSubgraphDepth, " levels");
+    GraphBuilder sub(*this, what);
+    Graph& g = *sub.g_;
+    g.name = proto.name();
+    if (proto.sparse_initializer_size() > 0) return NotSupported(what, ": sparse initializers are not supported");
+    OC_RETURN_IF_ERROR(sub.ReadInitializers(const_cast<onnx::GraphProto&>(proto)));
+    for (int i = 0; i < proto.input_size(); ++i) {
+      const auto& vi = proto.input(i);
+      if (vi.name().empty()) return InvalidFile(what, ": input #", i, " has no name");
+      if (g.FindValue(vi.name())) return InvalidFile(what, ": input '", vi.name(), "' is defined twice");
+      Value* v = g.AddValue(vi.name());
+      OC_RETURN_IF_ERROR(sub.ApplyValueInfo(vi, v, StrCat(what, " input '", vi.name(), "'"), false));
+      g.inputs.push_back(v);
+    }
+    OC_RETURN_IF_ERROR(sub.ReadNodes(proto));
+    for (const auto& vi : proto.value_info()) {
+      Value* v = g.FindValue(vi.name());
+      if (v && !v->constant && v->producer)
+        OC_RETURN_IF_ERROR(sub.ApplyValueInfo(vi, v, StrCat(what, " value_info '", vi.name(), "'"), false));
+    }
+    for (int i = 0; i < proto.output_size(); ++i) {
+      const auto& vi = proto.output(i);
+      Value* v = sub.Resolve(vi.name());
+      if (!v) return InvalidFile(what, ": output '", vi.name(), "' is not produced in the subgraph or its scope");
+      if (!v->constant && v->producer)
+        OC_RETURN_IF_ERROR(sub.ApplyValueInfo(vi, v, StrCat(what, " output '", vi.name(), "'"), false));
+      g.outputs.push_back(v);
+    }
+    return std::shared_ptr<Graph>(std::move(sub.g_));
+  }
+
+  int Depth() const { return parent_ ? parent_->Depth() + 1 : 0; }
+
+  // `name` in this graph, or in an enclosing graph: an outer constant is copied
+  // in (sharing its bytes) so that body kernels see it as constant; any other
+  // outer value becomes a capture of this graph.
+  Value* Resolve(const std::string& name) {
+    if (Value* v = g_->FindValue(name)) return v;
+    if (!parent_) return nullptr;
+    Value* outer = parent_->Resolve(name);
+    if (!outer) return nullptr;
+    if (outer->constant) return g_->AddConstant(name, outer->dtype, outer->shape, *outer->constant);
+    Value* cap = g_->AddValue(name);
+    cap->kind = outer->kind;
+    cap->dtype = outer->dtype;
+    cap->has_shape = outer->has_shape;
+    cap->shape = outer->shape;
+    cap->dim_params = outer->dim_params;
+    g_->captures.push_back(cap);
+    return cap;
+  }
+
   Status ReadHeader() {
     if (model_.ir_version() <= 0)
       return InvalidFile("not an ONNX model: ir_version is missing or ", model_.ir_version());
@@ -130,9 +193,21 @@ class GraphBuilder {
       if (required) return InvalidFile(what, " has no type");
       return Status::Ok();
     }
-    if (!vi.type().has_tensor_type())
-      return NotSupported(what, " has type ", TypeCaseName(vi.type()), "; only tensors are supported");
-    const auto& tt = vi.type().tensor_type();
+    const onnx::TypeProto* type = &vi.type();
+    ValueKind kind = ValueKind::kTensor;
+    if (type->has_optional_type()) {
+      type = &type->optional_type().elem_type();
+      kind = ValueKind::kOptionalTensor;
+    }
+    if (type->has_sequence_type()) {
+      type = &type->sequence_type().elem_type();
+      kind = kind == ValueKind::kTensor ? ValueKind::kSequence : ValueKind::kOptionalSequence;
+    }
+    if (!type->has_tensor_type())
+      return NotSupported(what, " has type ", TypeCaseName(vi.type()),
+                          "; only tensors and sequences/optionals of tensors are supported");
+    v->kind = kind;
+    const auto& tt = type->tensor_type();
     if (tt.elem_type() != 0 || required) {
       OC_ASSIGN_OR_RETURN(v->dtype, ConvertElemType(tt.elem_type(), what));
     }
@@ -177,6 +252,7 @@ class GraphBuilder {
   }
 
   Status ReadNodes(const onnx::GraphProto& graph) {
+    std::vector<const onnx::AttributeProto*> graph_attrs;
     std::vector<std::string> names = NodeNames(graph);
     std::vector<Node*> nodes(graph.node_size(), nullptr);
     // Outputs first, so that inputs can be resolved even when the file lists
@@ -213,6 +289,8 @@ class GraphBuilder {
       for (const auto& a : np.attribute()) OC_RETURN_IF_ERROR(ReadAttribute(a, *node));
       nodes[i] = node;
     }
+    // Inputs and subgraphs second: both may name values produced by nodes
+    // listed later in the file.
     for (int i = 0; i < graph.node_size(); ++i) {
       if (!nodes[i]) continue;
       const onnx::NodeProto& np = graph.node(i);
@@ -220,14 +298,42 @@ class GraphBuilder {
         const std::string& in = np.input(k);
         Value* v = nullptr;
         if (!in.empty()) {
-          v = g_->FindValue(in);
+          v = Resolve(in);
           if (!v)
             return InvalidFile(nodes[i]->Describe(), " input ", k, " '", in,
-                               "' is not a graph input, initializer or node output");
+                               "' is not a graph input, initializer or node output",
+                               parent_ ? " (in this subgraph or an enclosing graph)" : "");
         }
         nodes[i]->inputs.push_back(v);
       }
+      for (const auto& a : np.attribute()) {
+        if (a.type() != onnx::AttributeProto::GRAPH && a.type() != onnx::AttributeProto::GRAPHS &&
+            !(a.type() == onnx::AttributeProto::UNDEFINED && (a.has_g() || a.graphs_size())))
+          continue;
+        OC_RETURN_IF_ERROR(ReadGraphAttribute(a, *nodes[i]));
+      }
+      // Implicit inputs bind the subgraphs' captures, in Node::Subgraphs() order.
+      for (const Graph* sub : nodes[i]->Subgraphs())
+        for (const Value* cap : sub->captures) nodes[i]->inputs.push_back(Resolve(cap->name));
     }
+    return Status::Ok();
+  }
+
+  Status ReadGraphAttribute(const onnx::AttributeProto& a, Node& node) {
+    const std::string what = StrCat(node.Describe(), " attribute '", a.name(), "'");
+    if (node.attrs.count(a.name())) return InvalidFile(what, " is given twice");
+    Attribute out;
+    if (a.type() == onnx::AttributeProto::GRAPH || a.has_g()) {
+      out.kind = Attribute::Kind::kGraph;
+      OC_ASSIGN_OR_RETURN(out.graph, BuildSubgraph(a.g(), what));
+    } else {
+      out.kind = Attribute::Kind::kGraphs;
+      for (int k = 0; k < a.graphs_size(); ++k) {
+        OC_ASSIGN_OR_RETURN(auto g, BuildSubgraph(a.graphs(k), StrCat(what, " graph #", k)));
+        out.graphs.push_back(std::move(g));
+      }
+    }
+    node.attrs[a.name()] = std::move(out);
     return Status::Ok();
   }
 
@@ -279,8 +385,22 @@ class GraphBuilder {
       }
       case AT::GRAPH:
       case AT::GRAPHS:
-        return NotSupported(node.Describe(), ": subgraphs (If/Loop/Scan) not supported yet (attribute '",
-                            a.name(), "')");
+        return Status::Ok();  // read by ReadGraphAttribute once every value exists
+      case AT::TYPE_PROTO: {
+        // Stored as ints {ValueKind, element dtype} (Optional's `type`).
+        const onnx::TypeProto* t = &a.tp();
+        ValueKind kind = ValueKind::kTensor;
+        if (t->has_optional_type()) t = &t->optional_type().elem_type();
+        if (t->has_sequence_type()) {
+          t = &t->sequence_type().elem_type();
+          kind = ValueKind::kSequence;
+        }
+        if (!t->has_tensor_type()) return NotSupported(what, " is a ", TypeCaseName(a.tp()), " type, not supported");
+        OC_ASSIGN_OR_RETURN(DataType dt, ConvertElemType(t->tensor_type().elem_type(), what));
+        out.kind = Attribute::Kind::kInts;
+        out.ints = {static_cast<int64_t>(kind), static_cast<int64_t>(dt)};
+        break;
+      }
       default:
         return NotSupported(what, " has type ", AT::AttributeType_Name(type), ", which is not supported");
     }
@@ -341,9 +461,13 @@ class GraphBuilder {
     return Status::Ok();
   }
 
+  static constexpr int kMaxSubgraphDepth = 32;
+
   onnx::ModelProto& model_;
   std::string base_dir_;
   std::unique_ptr<Graph> g_;
+  GraphBuilder* parent_ = nullptr;
+  std::string what_;  // "If node 'x' attribute 'then_branch'" for subgraphs
 };
 
 }  // namespace

@@ -329,17 +329,83 @@ TEST(OnnxParser, AttributesOfAllKinds) {
   EXPECT_EQ(t->tensor.as<float>()[0], 9.f);
 }
 
-TEST(OnnxParser, SubgraphAttributeIsNotSupportedAndNamesTheNode) {
-  onnx::ModelProto m = IdentityModel();
-  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
-  a->set_name("then_branch");
-  a->set_type(onnx::AttributeProto::GRAPH);
-  a->mutable_g()->set_name("sub");
+// If(cond) with then = x + c (c an outer initializer), else = Identity(x):
+// x is read from the outer scope by both branches.
+onnx::ModelProto IfModel() {
+  onnx::ModelProto m = MakeModel();
+  AddInput(m, "cond", {}, onnx::TensorProto::BOOL);
+  AddInput(m, "x", {"2"});
+  *m.mutable_graph()->add_initializer() = FloatTensor("c", {2}, {1.f, 2.f});
+  auto* n = AddNode(m, "If", {"cond"}, {"y"}, "if0");
+  auto* then_a = n->add_attribute();
+  then_a->set_name("then_branch");
+  then_a->set_type(onnx::AttributeProto::GRAPH);
+  auto* tg = then_a->mutable_g();
+  tg->set_name("then");
+  auto* add = tg->add_node();
+  add->set_op_type("Add");
+  add->add_input("x");
+  add->add_input("c");
+  add->add_output("t_out");
+  tg->add_output()->set_name("t_out");
+  auto* else_a = n->add_attribute();
+  else_a->set_name("else_branch");
+  else_a->set_type(onnx::AttributeProto::GRAPH);
+  auto* eg = else_a->mutable_g();
+  eg->set_name("else");
+  auto* id = eg->add_node();
+  id->set_op_type("Identity");
+  id->add_input("x");
+  id->add_output("e_out");
+  eg->add_output()->set_name("e_out");
+  AddOutput(m, "y");
+  return m;
+}
+
+TEST(OnnxParser, SubgraphsCaptureOuterValuesAsImplicitInputs) {
+  auto g = Parse(IfModel());
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const Node& node = *(*g)->nodes()[0];
+  ASSERT_EQ(node.Subgraphs().size(), 2u);
+  // Both branches capture x; the outer constant c is copied into the branch.
+  EXPECT_EQ(node.NumImplicitInputs(), 2u);
+  EXPECT_EQ(node.NumExplicitInputs(), 1u);
+  ASSERT_EQ(node.inputs.size(), 3u);
+  EXPECT_EQ(node.inputs[1]->name, "x");
+  EXPECT_EQ(node.inputs[2]->name, "x");
+  const Graph& then_g = *node.FindAttr("then_branch")->graph;
+  ASSERT_EQ(then_g.captures.size(), 1u);
+  EXPECT_EQ(then_g.captures[0]->name, "x");
+  ASSERT_TRUE(then_g.FindValue("c"));
+  EXPECT_TRUE(then_g.FindValue("c")->IsConstant());
+  EXPECT_TRUE((*g)->Verify().ok());
+  EXPECT_NE((*g)->Dump().find("capture %x"), std::string::npos);
+}
+
+TEST(OnnxParser, SubgraphReadingAnUnknownNameNamesIt) {
+  onnx::ModelProto m = IfModel();
+  auto* n = m.mutable_graph()->mutable_node(0);
+  n->mutable_attribute(1)->mutable_g()->mutable_node(0)->set_input(0, "nowhere");
   auto g = Parse(m);
   ASSERT_FALSE(g.ok());
-  EXPECT_EQ(g.status().code(), StatusCode::kNotSupported);
-  EXPECT_NE(g.status().message().find("subgraphs"), std::string::npos);
-  EXPECT_NE(g.status().message().find("'id'"), std::string::npos);
+  EXPECT_NE(g.status().message().find("'nowhere'"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("enclosing graph"), std::string::npos) << g.status().message();
+}
+
+TEST(OnnxParser, SequenceAndOptionalTypesAreRead) {
+  onnx::ModelProto m = MakeModel(18);
+  auto* in = m.mutable_graph()->add_input();
+  in->set_name("s");
+  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
+  AddNode(m, "Optional", {"s"}, {"o"});
+  AddNode(m, "OptionalGetElement", {"o"}, {"y"});
+  AddOutput(m, "y");
+  auto g = Parse(m);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->inputs[0]->kind, ValueKind::kSequence);
+  EXPECT_EQ((*g)->inputs[0]->dtype, DataType::kInt64);
+  EXPECT_TRUE((*g)->HasNonTensorValues());
 }
 
 TEST(OnnxParser, TypedDataFieldsFollowTheSpec) {
@@ -583,14 +649,16 @@ TEST(OnnxParser, RejectsUndefinedInputsAndDoubleDefinitions) {
   EXPECT_NE(ErrorOf(m3).find("nowhere"), std::string::npos);
 }
 
-TEST(OnnxParser, RejectsNonTensorInputs) {
+TEST(OnnxParser, RejectsMapInputs) {
   onnx::ModelProto m = IdentityModel();
   auto* in = m.mutable_graph()->mutable_input(0);
-  in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
+  auto* map = in->mutable_type()->mutable_map_type();
+  map->set_key_type(onnx::TensorProto::INT64);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(1);
   auto g = Parse(m);
   ASSERT_FALSE(g.ok());
   EXPECT_EQ(g.status().code(), StatusCode::kNotSupported);
-  EXPECT_NE(g.status().message().find("sequence"), std::string::npos);
+  EXPECT_NE(g.status().message().find("map"), std::string::npos);
 }
 
 TEST(OnnxParser, AcceptsNodesOutOfTopologicalOrder) {

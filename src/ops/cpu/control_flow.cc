@@ -1,0 +1,445 @@
+// If, Loop, Scan: ops whose bodies are subgraphs. The bodies run through the
+// Interpreter (executor/interpreter.h), which caches their kernels per input
+// shape, so a Loop whose body sees one shape packs its weights once.
+//
+// Two ways to run them:
+//  - natively in the Interpreter (IfOp/LoopOp/ScanOp below), for graphs with
+//    data-dependent shapes or sequence values;
+//  - as a Kernel in the static Executable, when the op's outputs have static
+//    shapes after shape inference (an If whose branches agree, a Loop without
+//    scan outputs whose carried values keep their shape): ControlFlowKernel
+//    wraps the kernel's raw pointers as values, runs the same native code and
+//    copies the results out after checking their shapes.
+#include <cstring>
+#include <string>
+
+#include "executor/interpreter_ops.h"
+#include "ops/infer_util.h"
+#include "ops/op_registry.h"
+
+namespace oc {
+namespace {
+
+const Graph* GraphAttr(const Node& node, const char* name) {
+  const Attribute* a = node.FindAttr(name);
+  return a && a->kind == Attribute::Kind::kGraph ? a->graph.get() : nullptr;
+}
+
+// Copies kind, dtype and (if static-looking) shape from a body output.
+void SetFromBody(Node& node, size_t i, const Value& body_out) {
+  Value* v = node.output(i);
+  if (!v) return;
+  v->kind = body_out.kind;
+  v->dtype = body_out.dtype;
+  v->has_shape = body_out.has_shape;
+  v->shape = body_out.shape;
+  v->dim_params.assign(v->shape.size(), "");
+}
+
+// ---------------------------------------------------------------------------
+// Static inference. Body graphs are not shape-inferred at compile time; what
+// their outputs declare (value_info from the model) is taken as is.
+
+Status InferIf(Node& node) {
+  const Graph* then_g = GraphAttr(node, "then_branch");
+  const Graph* else_g = GraphAttr(node, "else_branch");
+  if (!then_g || !else_g) return InvalidArgument(node.Describe(), ": then_branch and else_branch are required");
+  if (then_g->outputs.size() != node.outputs.size() || else_g->outputs.size() != node.outputs.size())
+    return InvalidArgument(node.Describe(), ": has ", node.outputs.size(), " outputs, but then_branch has ",
+                           then_g->outputs.size(), " and else_branch ", else_g->outputs.size());
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const Value& a = *then_g->outputs[i];
+    const Value& b = *else_g->outputs[i];
+    SetFromBody(node, i, a.dtype != DataType::kUndefined ? a : b);
+    Value* v = node.output(i);
+    if (!v) continue;
+    if (!(a.IsStatic() && b.IsStatic() && a.shape == b.shape)) {
+      // Branches may differ in shape: keep the rank only if both agree.
+      v->has_shape = a.has_shape && b.has_shape && a.shape.size() == b.shape.size();
+      v->shape.assign(v->has_shape ? a.shape.size() : 0, -1);
+      v->dim_params.assign(v->shape.size(), "");
+    }
+  }
+  return Status::Ok();
+}
+
+Status InferLoop(Node& node) {
+  const Graph* body = GraphAttr(node, "body");
+  if (!body) return InvalidArgument(node.Describe(), ": attribute 'body' is required");
+  const size_t explicit_in = node.NumExplicitInputs();
+  if (explicit_in < 2) return InvalidArgument(node.Describe(), ": needs inputs M and cond (may be empty names)");
+  const size_t n = explicit_in - 2;
+  if (body->inputs.size() != n + 2)
+    return InvalidArgument(node.Describe(), ": body has ", body->inputs.size(), " inputs, expected ", n + 2,
+                           " (iteration number, condition and ", n, " loop-carried values)");
+  if (body->outputs.size() < n + 1 || node.outputs.size() != body->outputs.size() - 1)
+    return InvalidArgument(node.Describe(), ": body has ", body->outputs.size(), " outputs, node has ",
+                           node.outputs.size(), "; expected body outputs = 1 + node outputs");
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const Value& bo = *body->outputs[i + 1];
+    if (i < n) {
+      const Value* init = node.input(2 + i);
+      SetFromBody(node, i, bo);
+      Value* v = node.output(i);
+      if (v && init) {
+        v->kind = init->kind;
+        if (v->dtype == DataType::kUndefined) v->dtype = init->dtype;
+        // The carried value keeps its shape only if the body says so.
+        bool same = init->IsStatic() && bo.IsStatic() && init->shape == bo.shape;
+        if (!same) {
+          v->has_shape = init->has_shape && bo.has_shape && init->shape.size() == bo.shape.size();
+          v->shape.assign(v->has_shape ? init->shape.size() : 0, -1);
+          v->dim_params.assign(v->shape.size(), "");
+        }
+      }
+    } else if (Value* v = node.output(i)) {
+      // Scan outputs: one slice per iteration, stacked; the count is unknown.
+      v->kind = ValueKind::kTensor;
+      v->dtype = bo.dtype;
+      v->has_shape = bo.has_shape;
+      v->shape.assign(1, -1);
+      if (bo.has_shape) v->shape.insert(v->shape.end(), bo.shape.begin(), bo.shape.end());
+      v->dim_params.assign(v->shape.size(), "");
+    }
+  }
+  return Status::Ok();
+}
+
+Status InferScan(Node& node) {
+  const Graph* body = GraphAttr(node, "body");
+  if (!body) return InvalidArgument(node.Describe(), ": attribute 'body' is required");
+  const int64_t m = node.GetInt("num_scan_inputs", -1);
+  const bool v8 = node.opset < 9;
+  const size_t explicit_in = node.NumExplicitInputs() - (v8 ? 1 : 0);
+  if (m < 1 || static_cast<size_t>(m) > explicit_in)
+    return InvalidArgument(node.Describe(), ": num_scan_inputs must be in [1, ", explicit_in, "], got ", m);
+  const size_t n = explicit_in - static_cast<size_t>(m);
+  if (body->outputs.size() != node.outputs.size())
+    return InvalidArgument(node.Describe(), ": body has ", body->outputs.size(), " outputs, node has ",
+                           node.outputs.size());
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    Value* v = node.output(i);
+    if (!v) continue;
+    const Value& bo = *body->outputs[i];
+    v->kind = ValueKind::kTensor;
+    v->dtype = bo.dtype;
+    const Value* init = i < n ? node.input((v8 ? 1 : 0) + i) : nullptr;
+    if (init && init->IsStatic()) {
+      v->has_shape = true;
+      v->shape = init->shape;
+    } else {
+      v->has_shape = false;
+      v->shape.clear();
+    }
+    v->dim_params.assign(v->shape.size(), "");
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Native evaluation.
+
+Expected<bool> TruthOf(const HostTensor& t, const std::string& what) {
+  if (t.NumElements() != 1) return InvalidArgument(what, " must have one element, has ", t.NumElements());
+  if (t.dtype == DataType::kBool || t.dtype == DataType::kUInt8 || t.dtype == DataType::kInt8)
+    return t.data.data()[0] != 0;
+  return InvalidArgument(what, " must be bool, got ", DataTypeName(t.dtype));
+}
+
+Status IfOp(NativeCall& call) {
+  OC_ASSIGN_OR_RETURN(const HostTensor* cond, call.TensorIn(0));
+  OC_ASSIGN_OR_RETURN(bool take_then, TruthOf(*cond, "condition"));
+  const char* branch = take_then ? "then_branch" : "else_branch";
+  OC_ASSIGN_OR_RETURN(const Interpreter* body, call.Body(branch));
+  std::vector<RtValue> captures = call.CapturesOf(branch);
+  auto outs = body->Run({}, call.pool, captures);
+  if (!outs.ok()) return outs.status().WithContext(StrCat("in ", branch));
+  if (outs->size() != call.outputs.size())
+    return InvalidArgument(branch, " returned ", outs->size(), " values, the node has ", call.outputs.size(),
+                           " outputs");
+  call.outputs = std::move(outs).value();
+  return Status::Ok();
+}
+
+RtValue ScalarTensor(DataType dt, const void* bytes) {
+  HostTensor t = HostTensor::Allocate(dt, {});
+  std::memcpy(t.data.mutable_data(), bytes, DataTypeSize(dt));
+  return RtValue::FromTensor(std::move(t));
+}
+
+Status LoopOp(NativeCall& call) {
+  const size_t n = call.num_explicit_inputs() - 2;
+  std::optional<int64_t> max_trips;
+  if (call.in(0)) {
+    OC_ASSIGN_OR_RETURN(const HostTensor* m, call.TensorIn(0));
+    OC_ASSIGN_OR_RETURN(max_trips, ScalarInt(*m, "trip count M"));
+  }
+  bool cond = true;
+  if (call.in(1)) {
+    OC_ASSIGN_OR_RETURN(const HostTensor* c, call.TensorIn(1));
+    OC_ASSIGN_OR_RETURN(cond, TruthOf(*c, "input cond"));
+  }
+  OC_ASSIGN_OR_RETURN(const Interpreter* body, call.Body("body"));
+  std::vector<RtValue> captures = call.CapturesOf("body");
+  const Graph& bg = body->graph();
+  const size_t k = bg.outputs.size() - 1 - n;
+  std::vector<RtValue> args(n + 2);
+  for (size_t i = 0; i < n; ++i) {
+    if (!call.in(2 + i)) return InvalidArgument(call.node.Describe(), ": loop-carried input ", i, " is missing");
+    args[2 + i] = *call.in(2 + i);
+  }
+  std::vector<std::vector<HostTensor>> scans(k);
+  int64_t it = 0;
+  while (cond && (!max_trips || it < *max_trips)) {
+    args[0] = ScalarTensor(DataType::kInt64, &it);
+    uint8_t c = 1;
+    args[1] = ScalarTensor(DataType::kBool, &c);
+    auto outs = body->Run(args, call.pool, captures);
+    if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", it));
+    std::vector<RtValue>& o = *outs;
+    if (!o[0].is_tensor()) return InvalidArgument("the body's condition output is not a tensor");
+    OC_ASSIGN_OR_RETURN(cond, TruthOf(o[0].tensor, "the body's condition output"));
+    for (size_t i = 0; i < n; ++i) args[2 + i] = std::move(o[1 + i]);
+    for (size_t j = 0; j < k; ++j) {
+      if (!o[1 + n + j].is_tensor())
+        return NotSupported("scan output ", j, " of the body is a ", o[1 + n + j].Describe(),
+                            "; only tensors can be scan outputs");
+      scans[j].push_back(std::move(o[1 + n + j].tensor));
+    }
+    ++it;
+  }
+  for (size_t i = 0; i < n && i < call.outputs.size(); ++i) call.outputs[i] = std::move(args[2 + i]);
+  for (size_t j = 0; j < k && n + j < call.outputs.size(); ++j) {
+    DataType dt = bg.outputs[1 + n + j]->dtype;
+    if (scans[j].empty()) {
+      // No iteration: an empty stack; the slice shape is whatever the body declares.
+      std::vector<int64_t> shape{0};
+      const Value& bo = *bg.outputs[1 + n + j];
+      if (bo.has_shape) for (int64_t d : bo.shape) shape.push_back(std::max<int64_t>(d, 0));
+      call.outputs[n + j] = RtValue::FromTensor(HostTensor::Allocate(dt, shape));
+      continue;
+    }
+    OC_ASSIGN_OR_RETURN(HostTensor stacked,
+                        ConcatTensors(scans[j], 0, true, scans[j][0].dtype, StrCat("scan output ", j)));
+    call.outputs[n + j] = RtValue::FromTensor(std::move(stacked));
+  }
+  return Status::Ok();
+}
+
+// Scan (opset 9+) over already-batch-free inputs: states[n], scan inputs[m].
+Status ScanCore(NativeCall& call, const Interpreter& body, std::vector<RtValue> states,
+                const std::vector<const HostTensor*>& scan_in, std::vector<RtValue>& out_states,
+                std::vector<HostTensor>& out_scans, bool v8) {
+  const Node& node = call.node;
+  const size_t n = states.size(), m = scan_in.size();
+  const size_t k = body.graph().outputs.size() - n;
+  std::vector<int64_t> in_axes = node.GetInts("scan_input_axes", std::vector<int64_t>(m, 0));
+  std::vector<int64_t> in_dirs = node.GetInts(v8 ? "directions" : "scan_input_directions", std::vector<int64_t>(m, 0));
+  std::vector<int64_t> out_axes = node.GetInts("scan_output_axes", std::vector<int64_t>(k, 0));
+  std::vector<int64_t> out_dirs = node.GetInts("scan_output_directions", std::vector<int64_t>(k, 0));
+  if (in_axes.size() != m || in_dirs.size() != m || out_axes.size() != k || out_dirs.size() != k)
+    return InvalidArgument(node.Describe(), ": scan axes/directions attributes must list one entry per scan "
+                           "input (", m, ") and output (", k, ")");
+  int64_t len = -1;
+  for (size_t j = 0; j < m; ++j) {
+    const int64_t rank = static_cast<int64_t>(scan_in[j]->shape.size());
+    OC_ASSIGN_OR_RETURN(in_axes[j], NormalizeAxis(node, in_axes[j], rank));
+    int64_t l = scan_in[j]->shape[in_axes[j]];
+    if (len >= 0 && l != len)
+      return InvalidArgument(node.Describe(), ": scan inputs have different lengths (", len, " and ", l, ")");
+    len = l;
+  }
+  std::vector<std::vector<HostTensor>> slices(k);
+  for (int64_t t = 0; t < len; ++t) {
+    std::vector<RtValue> args = states;
+    for (size_t j = 0; j < m; ++j) {
+      int64_t pos = in_dirs[j] ? len - 1 - t : t;
+      HostTensor s = SliceAxis(*scan_in[j], in_axes[j], pos, 1);
+      s.shape.erase(s.shape.begin() + in_axes[j]);
+      args.push_back(RtValue::FromTensor(std::move(s)));
+    }
+    auto outs = body.Run(args, call.pool, call.CapturesOf("body"));
+    if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", t));
+    for (size_t i = 0; i < n; ++i) states[i] = std::move((*outs)[i]);
+    for (size_t j = 0; j < k; ++j) {
+      if (!(*outs)[n + j].is_tensor()) return InvalidArgument("scan output ", j, " is not a tensor");
+      slices[j].push_back(std::move((*outs)[n + j].tensor));
+    }
+  }
+  out_states = std::move(states);
+  out_scans.clear();
+  for (size_t j = 0; j < k; ++j) {
+    const Value& bo = *body.graph().outputs[n + j];
+    if (slices[j].empty()) {
+      std::vector<int64_t> shape{0};
+      if (bo.has_shape) for (int64_t d : bo.shape) shape.push_back(std::max<int64_t>(d, 0));
+      out_scans.push_back(HostTensor::Allocate(bo.dtype, shape));
+      continue;
+    }
+    if (out_dirs[j]) std::reverse(slices[j].begin(), slices[j].end());
+    const int64_t rank = static_cast<int64_t>(slices[j][0].shape.size()) + 1;
+    OC_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, out_axes[j], rank));
+    OC_ASSIGN_OR_RETURN(HostTensor st, ConcatTensors(slices[j], axis, true, slices[j][0].dtype,
+                                                     StrCat("scan output ", j)));
+    out_scans.push_back(std::move(st));
+  }
+  return Status::Ok();
+}
+
+Status ScanOp(NativeCall& call) {
+  const Node& node = call.node;
+  const bool v8 = node.opset < 9;
+  OC_ASSIGN_OR_RETURN(const Interpreter* body, call.Body("body"));
+  const size_t first = v8 ? 1 : 0;
+  const size_t m = static_cast<size_t>(node.GetInt("num_scan_inputs", 0));
+  const size_t total = call.num_explicit_inputs() - first;
+  if (m < 1 || m > total) return InvalidArgument(node.Describe(), ": bad num_scan_inputs ", m);
+  const size_t n = total - m;
+  std::vector<const HostTensor*> ins;
+  for (size_t i = 0; i < total; ++i) {
+    OC_ASSIGN_OR_RETURN(const HostTensor* t, call.TensorIn(first + i));
+    ins.push_back(t);
+  }
+  if (!v8) {
+    std::vector<RtValue> states;
+    for (size_t i = 0; i < n; ++i) states.push_back(RtValue::FromTensor(*ins[i]));
+    std::vector<const HostTensor*> scan_in(ins.begin() + n, ins.end());
+    std::vector<RtValue> out_states;
+    std::vector<HostTensor> out_scans;
+    OC_RETURN_IF_ERROR(ScanCore(call, *body, std::move(states), scan_in, out_states, out_scans, false));
+    for (size_t i = 0; i < n; ++i) call.outputs[i] = std::move(out_states[i]);
+    for (size_t j = 0; j < out_scans.size(); ++j) call.outputs[n + j] = RtValue::FromTensor(std::move(out_scans[j]));
+    return Status::Ok();
+  }
+  // Opset 8: axis 0 of every input is a batch; each batch entry is scanned
+  // along its (new) axis 0 for sequence_lens[b] steps.
+  if (call.in(0)) return NotSupported(node.Describe(), ": opset-8 Scan with sequence_lens is not supported");
+  int64_t batch = ins.empty() ? 0 : ins[0]->shape.empty() ? 0 : ins[0]->shape[0];
+  std::vector<std::vector<HostTensor>> per_out(call.outputs.size());
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<RtValue> states;
+    std::vector<HostTensor> scan_slices;
+    for (size_t i = 0; i < total; ++i) {
+      HostTensor s = SliceAxis(*ins[i], 0, b, 1);
+      s.shape.erase(s.shape.begin());
+      if (i < n) states.push_back(RtValue::FromTensor(std::move(s)));
+      else scan_slices.push_back(std::move(s));
+    }
+    std::vector<const HostTensor*> scan_in;
+    for (auto& s : scan_slices) scan_in.push_back(&s);
+    std::vector<RtValue> out_states;
+    std::vector<HostTensor> out_scans;
+    OC_RETURN_IF_ERROR(ScanCore(call, *body, std::move(states), scan_in, out_states, out_scans, true));
+    for (size_t i = 0; i < n; ++i) per_out[i].push_back(std::move(out_states[i].tensor));
+    for (size_t j = 0; j < out_scans.size(); ++j) per_out[n + j].push_back(std::move(out_scans[j]));
+  }
+  for (size_t i = 0; i < per_out.size(); ++i) {
+    if (per_out[i].empty()) return NotSupported(node.Describe(), ": opset-8 Scan with batch 0");
+    OC_ASSIGN_OR_RETURN(HostTensor t, ConcatTensors(per_out[i], 0, true, per_out[i][0].dtype, "Scan output"));
+    call.outputs[i] = RtValue::FromTensor(std::move(t));
+  }
+  return Status::Ok();
+}
+
+Status IdentityOp(NativeCall& call) {
+  if (!call.in(0)) return InvalidArgument(call.node.Describe(), ": input 0 is required");
+  call.outputs[0] = *call.in(0);
+  if (call.node.op_type == "Dropout" && call.outputs.size() > 1 && call.node.output(1)) {
+    // Only reached for non-tensor inputs, which Dropout does not accept.
+    return InvalidArgument(call.node.Describe(), ": mask output on a non-tensor input");
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Static-executor kernel: runs the native op over raw pointers.
+
+class ControlFlowKernel final : public Kernel {
+ public:
+  ControlFlowKernel(const Node& node, NativeOpFn fn) : node_(node), fn_(fn) {
+    for (const Value* v : node.inputs) {
+      in_shapes_.push_back(v ? v->shape : std::vector<int64_t>{});
+      in_types_.push_back(v ? v->dtype : DataType::kUndefined);
+    }
+    for (const Value* v : node.outputs) {
+      out_shapes_.push_back(v ? v->shape : std::vector<int64_t>{});
+      out_types_.push_back(v ? v->dtype : DataType::kUndefined);
+    }
+  }
+  Status Run(const KernelIO& io) override {
+    std::vector<RtValue> vals(io.num_inputs);
+    std::vector<const RtValue*> ptrs(io.num_inputs, nullptr);
+    for (size_t i = 0; i < io.num_inputs; ++i) {
+      if (!io.inputs[i] && !node_.input(i)) continue;
+      HostTensor t;
+      t.dtype = in_types_[i];
+      t.shape = in_shapes_[i];
+      t.data = TensorData::View(nullptr, io.inputs[i], t.ByteSize());
+      vals[i] = RtValue::FromTensor(std::move(t));
+      ptrs[i] = &vals[i];
+    }
+    NativeCall call{node_, ptrs, std::vector<RtValue>(io.num_outputs), *io.pool, &mu_, &bodies_};
+    OC_RETURN_IF_ERROR(fn_(call));
+    for (size_t i = 0; i < io.num_outputs; ++i) {
+      if (!io.outputs[i]) continue;
+      const RtValue& v = call.outputs[i];
+      if (!v.is_tensor() || v.tensor.shape != out_shapes_[i] || v.tensor.dtype != out_types_[i])
+        return InvalidArgument(node_.Describe(), ": output ", i, " came out as ", v.Describe(),
+                               ", but the compiled model fixed it to ", DataTypeName(out_types_[i]), " ",
+                               node_.output(i)->ShapeString());
+      std::memcpy(io.outputs[i], v.tensor.data.data(), v.tensor.ByteSize());
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const Node& node_;
+  NativeOpFn fn_;
+  std::vector<std::vector<int64_t>> in_shapes_, out_shapes_;
+  std::vector<DataType> in_types_, out_types_;
+  std::mutex mu_;
+  std::map<const Graph*, std::unique_ptr<Interpreter>> bodies_;
+};
+
+Expected<KernelPtr> MakeControlFlow(const KernelInit& init) {
+  const Node& n = init.node;
+  for (const Value* v : n.inputs)
+    if (v && (v->kind != ValueKind::kTensor || !v->IsStatic()))
+      return NotSupported(n.Describe(), ": input '", v->name, "' is not a static tensor (runs in the interpreter)");
+  for (const Value* v : n.outputs)
+    if (v && (v->kind != ValueKind::kTensor || !v->IsStatic()))
+      return NotSupported(n.Describe(), ": output '", v->name, "' is not a static tensor (runs in the interpreter)");
+  NativeOpFn fn = FindNativeOp(n.domain, n.op_type);
+  if (!fn) return Internal(n.Describe(), ": no native implementation");
+  return KernelPtr(new ControlFlowKernel(n, fn));
+}
+
+}  // namespace
+
+NativeOpFn FindNativeOp(const std::string& domain, const std::string& op_type) {
+  if (!domain.empty()) return nullptr;
+  if (op_type == "If") return IfOp;
+  if (op_type == "Loop") return LoopOp;
+  if (op_type == "Scan") return ScanOp;
+  if (op_type == "Identity") return IdentityOp;
+  if (NativeOpFn f = FindSequenceOp(op_type)) return f;
+  return FindOptionalOp(op_type);
+}
+
+bool NeedsInterpreter(const Graph& graph) {
+  for (const Value* v : graph.inputs) if (v->kind != ValueKind::kTensor) return true;
+  for (const Value* v : graph.outputs) if (v->kind != ValueKind::kTensor) return true;
+  for (const auto& n : graph.nodes()) {
+    if (n->op_type == "Identity" || !n->domain.empty()) continue;
+    if (FindNativeOp(n->domain, n->op_type)) return true;
+  }
+  return false;
+}
+
+void RegisterControlFlowOps(OpRegistry& r) {
+  r.Register({.op_type = "If", .infer = InferIf, .cpu = MakeControlFlow, .foldable = false});
+  r.Register({.op_type = "Loop", .infer = InferLoop, .cpu = MakeControlFlow, .foldable = false});
+  r.Register({.op_type = "Scan", .infer = InferScan, .cpu = MakeControlFlow, .foldable = false});
+}
+
+}  // namespace oc
