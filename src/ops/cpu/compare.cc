@@ -165,7 +165,8 @@ void RegisterCompareOps(OpRegistry& r) {
   r.Register({.op_type = "And", .min_opset = 7, .infer = InferLogic, .cpu = MakeLogic<AndOp>});
   r.Register({.op_type = "Or", .min_opset = 7, .infer = InferLogic, .cpu = MakeLogic<OrOp>});
   r.Register({.op_type = "Xor", .min_opset = 7, .infer = InferLogic, .cpu = MakeLogic<XorOp>});
-  r.Register({.op_type = "Where", .min_opset = 9, .infer = InferWhere, .cpu = MakeWhere});
+  r.Register({.op_type = "Where", .min_opset = 9, .infer = InferWhere, .cpu = MakeWhere,
+              .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

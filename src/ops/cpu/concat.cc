@@ -203,8 +203,10 @@ Expected<KernelPtr> MakeSplit(const KernelInit& init) {
 }  // namespace
 
 void RegisterConcatOps(OpRegistry& r) {
-  r.Register({.op_type = "Concat", .infer = InferConcat, .cpu = MakeConcat});
-  r.Register({.op_type = "Split", .infer = InferSplit, .cpu = MakeSplit, .canonicalize = CanonicalizeSplit});
+  r.Register({.op_type = "Concat", .infer = InferConcat, .cpu = MakeConcat,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "Split", .infer = InferSplit, .cpu = MakeSplit, .canonicalize = CanonicalizeSplit,
+              .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

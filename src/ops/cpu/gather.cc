@@ -458,9 +458,12 @@ Expected<KernelPtr> MakeScatterND(const KernelInit& init) {
 }  // namespace
 
 void RegisterGatherOps(OpRegistry& r) {
-  r.Register({.op_type = "Gather", .infer = InferGather, .cpu = MakeGather});
-  r.Register({.op_type = "GatherElements", .infer = InferGatherElements, .cpu = MakeGatherElements});
-  r.Register({.op_type = "GatherND", .infer = InferGatherND, .cpu = MakeGatherND});
+  r.Register({.op_type = "Gather", .infer = InferGather, .cpu = MakeGather,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "GatherElements", .infer = InferGatherElements, .cpu = MakeGatherElements,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "GatherND", .infer = InferGatherND, .cpu = MakeGatherND,
+              .native_types = kAllDataTypes});
   r.Register({.op_type = "ScatterElements", .infer = InferLikeData, .cpu = MakeScatterElements});
   r.Register({.op_type = "Scatter", .min_opset = 9, .max_opset = 10, .infer = InferLikeData,
               .cpu = MakeScatterElements});

@@ -315,13 +315,18 @@ Expected<KernelPtr> MakeSize(const KernelInit& init) {
 }  // namespace
 
 void RegisterShapeOps(OpRegistry& r) {
-  r.Register({.op_type = "Reshape", .infer = InferReshape, .cpu = MakeView, .canonicalize = CanonicalizeReshape});
-  r.Register({.op_type = "Flatten", .infer = InferFlatten, .cpu = MakeView});
-  r.Register({.op_type = "Squeeze", .infer = InferSqueeze, .cpu = MakeView, .canonicalize = CanonicalizeAxesAttr});
+  r.Register({.op_type = "Reshape", .infer = InferReshape, .cpu = MakeView, .canonicalize = CanonicalizeReshape,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "Flatten", .infer = InferFlatten, .cpu = MakeView,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "Squeeze", .infer = InferSqueeze, .cpu = MakeView, .canonicalize = CanonicalizeAxesAttr,
+              .native_types = kAllDataTypes});
   r.Register({.op_type = "Unsqueeze", .infer = InferUnsqueeze, .cpu = MakeView,
-              .canonicalize = CanonicalizeAxesAttr});
-  r.Register({.op_type = "Shape", .infer = InferShape, .cpu = MakeShape});
-  r.Register({.op_type = "Size", .infer = InferSize, .cpu = MakeSize});
+              .canonicalize = CanonicalizeAxesAttr, .native_types = kAllDataTypes});
+  r.Register({.op_type = "Shape", .infer = InferShape, .cpu = MakeShape,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "Size", .infer = InferSize, .cpu = MakeSize,
+              .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

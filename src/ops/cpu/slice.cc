@@ -157,7 +157,8 @@ Expected<KernelPtr> MakeSlice(const KernelInit& init) {
 }  // namespace
 
 void RegisterSliceOps(OpRegistry& r) {
-  r.Register({.op_type = "Slice", .infer = InferSlice, .cpu = MakeSlice, .canonicalize = CanonicalizeSlice});
+  r.Register({.op_type = "Slice", .infer = InferSlice, .cpu = MakeSlice, .canonicalize = CanonicalizeSlice,
+              .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

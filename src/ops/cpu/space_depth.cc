@@ -102,8 +102,10 @@ Expected<KernelPtr> MakeSpaceDepth(const KernelInit& init) {
 }  // namespace
 
 void RegisterSpaceDepthOps(OpRegistry& r) {
-  r.Register({.op_type = "DepthToSpace", .infer = InferSpaceDepth, .cpu = MakeSpaceDepth});
-  r.Register({.op_type = "SpaceToDepth", .infer = InferSpaceDepth, .cpu = MakeSpaceDepth});
+  r.Register({.op_type = "DepthToSpace", .infer = InferSpaceDepth, .cpu = MakeSpaceDepth,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "SpaceToDepth", .infer = InferSpaceDepth, .cpu = MakeSpaceDepth,
+              .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

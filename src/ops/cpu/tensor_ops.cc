@@ -371,9 +371,12 @@ Expected<KernelPtr> MakeTopK(const KernelInit& init) {
 }  // namespace
 
 void RegisterTensorOps(OpRegistry& r) {
-  r.Register({.op_type = "Expand", .infer = InferExpand, .cpu = MakeExpand});
-  r.Register({.op_type = "Tile", .min_opset = 6, .infer = InferTile, .cpu = MakeTile});
-  r.Register({.op_type = "Trilu", .infer = InferTrilu, .cpu = MakeTrilu});
+  r.Register({.op_type = "Expand", .infer = InferExpand, .cpu = MakeExpand,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "Tile", .min_opset = 6, .infer = InferTile, .cpu = MakeTile,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "Trilu", .infer = InferTrilu, .cpu = MakeTrilu,
+              .native_types = kAllDataTypes});
   r.Register({.op_type = "CumSum", .infer = InferSame, .cpu = MakeCumSum});
   r.Register({.op_type = "TopK", .infer = InferTopK, .cpu = MakeTopK, .canonicalize = CanonicalizeTopK});
 }

@@ -77,7 +77,8 @@ Expected<KernelPtr> MakeTranspose(const KernelInit& init) {
 }  // namespace
 
 void RegisterTransposeOps(OpRegistry& r) {
-  r.Register({.op_type = "Transpose", .infer = InferTranspose, .cpu = MakeTranspose});
+  r.Register({.op_type = "Transpose", .infer = InferTranspose, .cpu = MakeTranspose,
+              .native_types = kAllDataTypes});
 }
 
 }  // namespace oc
