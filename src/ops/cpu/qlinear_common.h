@@ -1,0 +1,124 @@
+// Helpers shared by the integer-GEMM ops (MatMulInteger, QLinearMatMul,
+// ConvInteger, QLinearConv): reading zero points and scales of any supported
+// type at run time, the requantization epilogue, and carving the per-run
+// scratch into aligned pieces.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "graph/graph.h"
+#include "ops/cpu/cast_util.h"
+#include "ops/cpu/integer_gemm.h"
+
+namespace oc::qlinear {
+
+inline bool IsInt8Type(DataType t) { return t == DataType::kUInt8 || t == DataType::kInt8; }
+inline bool IsScaleType(DataType t) {
+  return t == DataType::kFloat32 || t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
+
+// Element i of an int8/uint8 tensor.
+inline int32_t LoadQ(DataType t, const void* p, int64_t i) {
+  return t == DataType::kInt8 ? static_cast<int32_t>(static_cast<const int8_t*>(p)[i])
+                              : static_cast<int32_t>(static_cast<const uint8_t*>(p)[i]);
+}
+
+// Element i of a float32/float16/bfloat16 tensor.
+inline float LoadScale(DataType t, const void* p, int64_t i) {
+  switch (t) {
+    case DataType::kFloat16: return ew::HalfToFloat(static_cast<const uint16_t*>(p)[i]);
+    case DataType::kBFloat16: return ew::BFloat16ToFloat(static_cast<const uint16_t*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+
+inline float RoundToScaleType(DataType t, float v) {
+  switch (t) {
+    case DataType::kFloat16: return ew::HalfToFloat(ew::FloatToHalf(v));
+    case DataType::kBFloat16: return ew::BFloat16ToFloat(ew::FloatToBFloat16(v));
+    default: return v;
+  }
+}
+
+// The requantization multiplier a_scale * b_scale / y_scale, each step rounded
+// to the scales' type, as the reference computes it.
+inline double Multiplier(DataType t, float a_scale, float b_scale, float y_scale) {
+  return RoundToScaleType(t, RoundToScaleType(t, a_scale * b_scale) / y_scale);
+}
+
+// Requantizes exact int32 GEMM results into the int8/uint8 output:
+//   y = saturate(rint((acc + bias[row]) * mult[row*rs + col*cs]) + zero_point)
+// with the product in double (the reference multiplies int32 by the float
+// multiplier in float64). `y` is the GEMM's C(0, 0), leading dim ldy.
+struct RequantCtx {
+  const double* mult = nullptr;
+  int64_t mult_row_stride = 0, mult_col_stride = 0;
+  const int32_t* bias = nullptr;  // per GEMM row, or null
+  int32_t zero_point = 0;
+  bool out_signed = false;
+  void* y = nullptr;
+  int64_t ldy = 0;
+};
+
+template <typename T>
+void RequantTileT(const RequantCtx& c, int64_t m0, int64_t n0, int64_t m, int64_t n, const int32_t* tile,
+                  int64_t ldt) {
+  const double lo = c.out_signed ? -128.0 : 0.0, hi = c.out_signed ? 127.0 : 255.0;
+  const double zp = c.zero_point;
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t row = m0 + i;
+    const int32_t bias = c.bias ? c.bias[row] : 0;
+    const double* mult = c.mult + row * c.mult_row_stride + n0 * c.mult_col_stride;
+    T* y = static_cast<T*>(c.y) + row * c.ldy + n0;
+    const int32_t* t = tile + i * ldt;
+    for (int64_t j = 0; j < n; ++j) {
+      const int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(t[j]) + static_cast<uint32_t>(bias));
+      double v = std::nearbyint(static_cast<double>(acc) * mult[j * c.mult_col_stride]) + zp;
+      v = v < lo ? lo : (v > hi ? hi : v);
+      y[j] = static_cast<T>(v);
+    }
+  }
+}
+
+inline void RequantTile(const void* ctx, int64_t m0, int64_t n0, int64_t m, int64_t n, const int32_t* tile,
+                        int64_t ldt) {
+  const RequantCtx& c = *static_cast<const RequantCtx*>(ctx);
+  if (c.out_signed) RequantTileT<int8_t>(c, m0, n0, m, n, tile, ldt);
+  else RequantTileT<uint8_t>(c, m0, n0, m, n, tile, ldt);
+}
+
+// Lays out named pieces of the per-run scratch, each 64-byte aligned: call
+// Add() at creation to get offsets and the total, then At() at run time.
+class ScratchLayout {
+ public:
+  size_t Add(size_t bytes) {
+    const size_t off = total_;
+    total_ += (bytes + 63) / 64 * 64;
+    return off;
+  }
+  size_t total() const { return total_; }
+  template <typename T> static T* At(void* scratch, size_t off) {
+    return reinterpret_cast<T*>(static_cast<uint8_t*>(scratch) + off);
+  }
+
+ private:
+  size_t total_ = 0;
+};
+
+// Checks a quantization parameter: scalar (or one element), or 1-D of `count`
+// when `count` > 0 is allowed. Returns the number of values (1 or count).
+inline Expected<int64_t> CheckParamShape(const Node& n, size_t input, const char* what, int64_t count) {
+  const Value* v = n.input(input);
+  if (!v) return int64_t{1};
+  const int64_t e = v->NumElements();
+  if (e == 1 && v->shape.size() <= 1) return int64_t{1};
+  if (count > 0 && v->shape.size() == 1 && e == count) return count;
+  return NotSupported(n.Describe(), ": ", what, " (input ", input, ") has shape ", v->ShapeString(),
+                      count > 0 ? std::string(", expected a scalar or 1-D of ") + std::to_string(count)
+                                : std::string(", expected a scalar"));
+}
+
+}  // namespace oc::qlinear
