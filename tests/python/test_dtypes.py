@@ -258,3 +258,40 @@ def test_half_binary_via_float32(driver, t, op):
     want = f(a.astype(np.float32), b.astype(np.float32)).astype(npt)  # computed in float32, rounded once
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(bits_of(got), bits_of(want))
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.int32, np.int64, np.uint32, np.uint64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("sa,sb", [((3, 5), (5, 4)), ((2, 1, 3, 5), (4, 5, 6)), ((5,), (2, 5, 3)), ((2, 3, 5), (5,))],
+                         ids=["2d", "batch_bcast", "1d_a", "1d_b"])
+def test_matmul_double_and_integers(driver, dt, sa, sb):
+    if np.dtype(dt).kind == "f":
+        a, b = RNG.standard_normal(sa).astype(dt), RNG.standard_normal(sb).astype(dt)
+    else:
+        a, b = RNG.integers(0, 50, sa).astype(dt), RNG.integers(0, 50, sb).astype(dt)
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    (got,), _ = run_and_read(driver, binary_model("MatMul", t, list(sa), list(sb)), {"a": a, "b": b})
+    want = np.matmul(a, b)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if np.dtype(dt).kind == "f":
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)  # computed in double
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt", [np.float64, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("ta,tb,cshape", [(0, 0, (4,)), (1, 0, (3, 1)), (0, 1, ()), (1, 1, (3, 4))])
+def test_gemm_double_and_integers(driver, dt, ta, tb, cshape):
+    a = RNG.integers(-9, 9, (5, 3) if ta else (3, 5)).astype(dt)
+    b = RNG.integers(-9, 9, (4, 5) if tb else (5, 4)).astype(dt)
+    c = RNG.integers(-9, 9, cshape).astype(dt)
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    alpha, beta = (0.5, 2.0) if np.dtype(dt).kind == "f" else (1.0, 1.0)
+    node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], transA=ta, transB=tb, alpha=alpha, beta=beta)
+    g = helper.make_graph([node], "gemm", [helper.make_tensor_value_info(n, t, x.shape)
+                                            for n, x in (("a", a), ("b", b), ("c", c))],
+                          [helper.make_tensor_value_info("y", t, [3, 4])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    (got,), _ = run_and_read(driver, m, {"a": a, "b": b, "c": c})
+    want = alpha * ((a.T if ta else a) @ (b.T if tb else b)) + beta * c
+    np.testing.assert_allclose(got, want.astype(dt), rtol=1e-13)

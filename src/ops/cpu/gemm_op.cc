@@ -8,6 +8,7 @@
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
 #include "ops/cpu/gemm_kernel.h"
+#include "ops/cpu/matmul_generic.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -155,6 +156,7 @@ class GemmKernel final : public Kernel {
 
 Expected<KernelPtr> MakeGemm(const KernelInit& init) {
   OC_RETURN_IF_ERROR(RequireStaticShapes(init.node));
+  if (init.node.domain.empty() && GenericMatMulType(init.node.input(0)->dtype)) return MakeGenericGemm(init.node);
   auto k = std::make_unique<GemmKernel>();
   OC_RETURN_IF_ERROR(k->Init(init));
   return KernelPtr(std::move(k));

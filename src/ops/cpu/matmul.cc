@@ -7,6 +7,7 @@
 
 #include "ops/cpu/activation.h"
 #include "ops/cpu/gemm_kernel.h"
+#include "ops/cpu/matmul_generic.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -173,6 +174,7 @@ class MatMulKernel final : public Kernel {
 
 Expected<KernelPtr> MakeMatMul(const KernelInit& init) {
   OC_RETURN_IF_ERROR(RequireStaticShapes(init.node));
+  if (init.node.domain.empty() && GenericMatMulType(init.node.input(0)->dtype)) return MakeGenericMatMul(init.node);
   auto k = std::make_unique<MatMulKernel>();
   OC_RETURN_IF_ERROR(k->Init(init));
   return KernelPtr(std::move(k));
