@@ -66,6 +66,14 @@ CASES.update({
         "RoiAlign", [("x", f32(1, 2, 9, 9, lo=0.1, hi=1))],
         [("rois", np.array([[1, 1, 7, 6], [0, 3, 8, 8]], np.float32)), ("idx", i64([0, 0]))],
         attrs={"output_height": 2, "output_width": 3, "mode": "max", "sampling_ratio": 2}, opset=16),
+    # Past the per-ROI sample table: an adaptive grid of a huge ROI, and 40x40 bins x 16 samples.
+    "roialign_huge_roi_adaptive": lambda: single(
+        "RoiAlign", [("x", f32(1, 2, 10, 10))],
+        [("rois", np.array([[-50, -50, 150, 150], [2, 2, 5, 5]], np.float32)), ("idx", i64([0, 0]))],
+        attrs={"output_height": 2, "output_width": 2}, opset=16),
+    "roialign_many_bins": lambda: single(
+        "RoiAlign", [("x", f32(1, 2, 20, 20))], [("rois", np.array([[1, 1, 17, 18]], np.float32)), ("idx", i64([0]))],
+        attrs={"output_height": 40, "output_width": 40, "sampling_ratio": 4}, opset=16),
     "dft_real_opset17": lambda: single("DFT", [("x", f32(2, 12, 3, 1))], attrs={"axis": 1}, opset=17),
     "dft_complex_inverse_opset17": lambda: single("DFT", [("x", f32(3, 16, 2))], attrs={"axis": 1, "inverse": 1},
                                                   opset=17),

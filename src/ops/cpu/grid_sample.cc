@@ -114,16 +114,12 @@ class GridSampleKernel final : public Kernel {
           Taps(grid + ((n * p_.positions) + p0 + i) * p_.r, &off[i * p_.taps], &w[i * p_.taps]);
         const T* xn = x + n * p_.channels * p_.plane;
         T* yn = y + n * p_.channels * p_.positions + p0;
-        for (int64_t c = 0; c < p_.channels; ++c) {
-          const T* xc = xn + c * p_.plane;
-          T* yc = yn + c * p_.positions;
-          for (int64_t i = 0; i < np; ++i) {
-            const int64_t* o = &off[i * p_.taps];
-            const T* wi = &w[i * p_.taps];
-            T acc = T(0);
-            for (int k = 0; k < p_.taps; ++k) acc += wi[k] * xc[o[k]];
-            yc[i] = acc;
-          }
+        switch (p_.taps) {
+          case 1: Channels<1>(xn, yn, off, w, np); break;
+          case 4: Channels<4>(xn, yn, off, w, np); break;
+          case 8: Channels<8>(xn, yn, off, w, np); break;
+          case 16: Channels<16>(xn, yn, off, w, np); break;
+          default: Channels<0>(xn, yn, off, w, np); break;
         }
       }
     });
@@ -131,6 +127,24 @@ class GridSampleKernel final : public Kernel {
   }
 
  private:
+  // Every channel of one block of positions; kTaps > 0 fixes the tap count at
+  // compile time (bilinear 4, trilinear 8, bicubic 16) so the sum unrolls.
+  template <int kTaps>
+  void Channels(const T* xn, T* yn, const int64_t* off, const T* w, int64_t np) const {
+    const int taps = kTaps > 0 ? kTaps : p_.taps;
+    for (int64_t c = 0; c < p_.channels; ++c) {
+      const T* xc = xn + c * p_.plane;
+      T* yc = yn + c * p_.positions;
+      for (int64_t i = 0; i < np; ++i) {
+        const int64_t* o = &off[i * taps];
+        const T* wi = &w[i * taps];
+        T acc = T(0);
+        for (int k = 0; k < taps; ++k) acc += wi[k] * xc[o[k]];
+        yc[i] = acc;
+      }
+    }
+  }
+
   // Index `i` on spatial axis d after padding; -1 means "reads zero".
   int64_t PadIndex(int64_t i, int d, C lo, C hi) const {
     const int64_t size = p_.in_dims[d];

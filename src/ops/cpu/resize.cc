@@ -35,9 +35,11 @@ struct ResizeSpec {
   std::vector<int64_t> out;    // output shape
   std::vector<double> scales;  // per axis, as used by the coordinate transform
   std::vector<double> roi;     // 2*rank (start..., end...), tf_crop_and_resize only
-  // Per axis: the resized length align_corners divides by. The ONNX reference
-  // takes in * scale unrounded when scales are given (so a 5 -> 0.8 * 5 = 4
-  // axis and a 4 -> 3.2 one differ); with sizes it is the output length.
+  // Per axis: the resized length align_corners divides by. The operator text
+  // (scale = length_resized / length_original) and the ONNX reference take
+  // in * scale unrounded when scales are given; with sizes it is the output
+  // length. onnxruntime and PyTorch divide by the integer output length, so
+  // with scales whose in * scale is fractional (4 * 0.6) they give other values.
   std::vector<double> resized_len;
 };
 

@@ -71,7 +71,16 @@ struct RoiParams {
   bool half_pixel = true;
   bool max_mode = false;
   int64_t grid_cap = 1;  // largest per-bin grid side the scratch tables hold
+  int64_t sample_cap = 0;  // most bilinear samples per ROI the combined table holds
   int slots = 1;
+};
+
+// One bilinear sample: four corner offsets in the plane and their weights
+// (all zero for a sample off the map).
+template <typename T>
+struct Sample {
+  int64_t off[4];
+  T w[4];
 };
 
 template <typename T>
@@ -80,7 +89,7 @@ class RoiAlignKernel final : public Kernel {
   explicit RoiAlignKernel(RoiParams p) : p_(p) {}
 
   size_t ScratchBytes() const override {
-    return static_cast<size_t>(p_.slots) * TableEntries() * sizeof(Tap<T>);
+    return static_cast<size_t>(p_.slots) * SlotBytes();
   }
 
   Status Run(const KernelIO& io) override {
@@ -94,13 +103,14 @@ class RoiAlignKernel final : public Kernel {
     const int64_t cblocks = (p_.channels + kChannelBlock - 1) / kChannelBlock;
     const int64_t items = p_.num_rois * cblocks;
     const int64_t per_slot = (items + p_.slots - 1) / p_.slots;
-    Tap<T>* scratch = static_cast<Tap<T>*>(io.scratch);
+    uint8_t* scratch = static_cast<uint8_t*>(io.scratch);
     const int64_t cost = std::max<int64_t>(1, kChannelBlock * p_.ph * p_.pw * 4 * per_slot);
     io.pool->ParallelFor(p_.slots, std::max<int64_t>(1, 65536 / cost), [&](int64_t b, int64_t e) {
       for (int64_t s = b; s < e; ++s) {
-        Tap<T>* table = scratch + s * TableEntries();
+        Tap<T>* table = reinterpret_cast<Tap<T>*>(scratch + s * SlotBytes());
+        Sample<T>* samples = reinterpret_cast<Sample<T>*>(table + TableEntries());
         for (int64_t item = s * per_slot; item < std::min(items, (s + 1) * per_slot); ++item)
-          RunItem(x, rois, batch_idx, y, item / cblocks, (item % cblocks) * kChannelBlock, table);
+          RunItem(x, rois, batch_idx, y, item / cblocks, (item % cblocks) * kChannelBlock, table, samples);
       }
     });
     return Status::Ok();
@@ -110,9 +120,43 @@ class RoiAlignKernel final : public Kernel {
 
  private:
   size_t TableEntries() const { return static_cast<size_t>((p_.ph + p_.pw) * p_.grid_cap); }
+  size_t SlotBytes() const {
+    size_t b = TableEntries() * sizeof(Tap<T>) + static_cast<size_t>(p_.sample_cap) * sizeof(Sample<T>);
+    return (b + 63) / 64 * 64;
+  }
+
+  // Channels [c0, c0 + block) of one ROI from the combined sample table: per
+  // bin, gh * gw samples of four weighted corners each.
+  void RunSamples(const T* x, T* y, int64_t r, int64_t c0, int64_t b, const Sample<T>* samples, int64_t per_bin,
+                  T count) const {
+    const int64_t plane = p_.height * p_.width;
+    const int64_t bins = p_.ph * p_.pw;
+    const int64_t c1 = std::min(p_.channels, c0 + kChannelBlock);
+    for (int64_t c = c0; c < c1; ++c) {
+      const T* xc = x + (b * p_.channels + c) * plane;
+      T* yc = y + (r * p_.channels + c) * bins;
+      const Sample<T>* sp = samples;
+      for (int64_t bin = 0; bin < bins; ++bin) {
+        T acc = 0;
+        if (p_.max_mode) {
+          for (int64_t k = 0; k < per_bin; ++k, ++sp) {
+            T v = std::max(std::max(sp->w[0] * xc[sp->off[0]], sp->w[1] * xc[sp->off[1]]),
+                           std::max(sp->w[2] * xc[sp->off[2]], sp->w[3] * xc[sp->off[3]]));
+            acc = k == 0 ? v : std::max(acc, v);
+          }
+          yc[bin] = acc;
+        } else {
+          for (int64_t k = 0; k < per_bin; ++k, ++sp)
+            acc += sp->w[0] * xc[sp->off[0]] + sp->w[1] * xc[sp->off[1]] + sp->w[2] * xc[sp->off[2]] +
+                   sp->w[3] * xc[sp->off[3]];
+          yc[bin] = acc / count;
+        }
+      }
+    }
+  }
 
   void RunItem(const T* x, const T* rois, const int64_t* batch_idx, T* y, int64_t r, int64_t c0,
-               Tap<T>* table) const {
+               Tap<T>* table, Sample<T>* samples) const {
     const T* roi = rois + r * 4;
     const T scale = static_cast<T>(p_.spatial_scale);
     const T off = p_.half_pixel ? T(0.5) : T(0);
@@ -147,6 +191,31 @@ class RoiAlignKernel final : public Kernel {
         for (int64_t iy = 0; iy < gh; ++iy) rows[ph * gh + iy] = row_tap(ph, iy);
       for (int64_t pw = 0; pw < p_.pw; ++pw)
         for (int64_t ix = 0; ix < gw; ++ix) cols[pw * gw + ix] = col_tap(pw, ix);
+      const int64_t per_bin = gh * gw;
+      if (per_bin > 0 && p_.ph * p_.pw * per_bin <= p_.sample_cap) {
+        Sample<T>* sp = samples;
+        for (int64_t ph = 0; ph < p_.ph; ++ph)
+          for (int64_t pw = 0; pw < p_.pw; ++pw)
+            for (int64_t iy = 0; iy < gh; ++iy)
+              for (int64_t ix = 0; ix < gw; ++ix, ++sp) {
+                const Tap<T>& ty = rows[ph * gh + iy];
+                const Tap<T>& tx = cols[pw * gw + ix];
+                if (!ty.valid || !tx.valid) {
+                  *sp = Sample<T>{{0, 0, 0, 0}, {0, 0, 0, 0}};
+                  continue;
+                }
+                sp->off[0] = ty.lo * p_.width + tx.lo;
+                sp->off[1] = ty.lo * p_.width + tx.hi;
+                sp->off[2] = ty.hi * p_.width + tx.lo;
+                sp->off[3] = ty.hi * p_.width + tx.hi;
+                sp->w[0] = ty.wlo * tx.wlo;
+                sp->w[1] = ty.wlo * tx.whi;
+                sp->w[2] = ty.whi * tx.wlo;
+                sp->w[3] = ty.whi * tx.whi;
+              }
+        RunSamples(x, y, r, c0, batch_idx[r], samples, per_bin, count);
+        return;
+      }
     }
     const int64_t plane = p_.height * p_.width;
     const int64_t c1 = std::min(p_.channels, c0 + kChannelBlock);
@@ -225,6 +294,7 @@ Expected<KernelPtr> MakeRoiAlign(const KernelInit& init) {
   // fall back to computing taps per sample.
   int64_t span = static_cast<int64_t>(std::ceil(std::max(p.height, p.width) + 2.0));
   p.grid_cap = p.sampling > 0 ? p.sampling : std::max<int64_t>(1, (span + std::min(p.ph, p.pw) - 1) / std::min(p.ph, p.pw));
+  p.sample_cap = std::min<int64_t>(p.ph * p.pw * p.grid_cap * p.grid_cap, 16384);
   p.slots = std::max(1, init.max_threads);
   if (x.dtype == DataType::kFloat32) {
     auto k = std::make_unique<RoiAlignKernel<float>>(p);
