@@ -295,3 +295,18 @@ def test_gemm_double_and_integers(driver, dt, ta, tb, cshape):
     (got,), _ = run_and_read(driver, m, {"a": a, "b": b, "c": c})
     want = alpha * ((a.T if ta else a) @ (b.T if tb else b)) + beta * c
     np.testing.assert_allclose(got, want.astype(dt), rtol=1e-13)
+
+
+@pytest.mark.parametrize("t", [TensorProto.INT4, TensorProto.UINT2, TensorProto.FLOAT4E2M1],
+                         ids=lambda t: TensorProto.DataType.Name(t))
+def test_packed_reshape_and_identity_keep_bytes(driver, t):
+    npt = INTS_SUB.get(t) or LOW[t]
+    x = (np.arange(15) % 2).astype(npt).reshape(3, 5)  # odd count: the last byte is part used
+    shape = numpy_helper.from_array(np.array([5, 3], np.int64), "shape")
+    nodes = [helper.make_node("Reshape", ["x", "shape"], ["r"]), helper.make_node("Identity", ["r"], ["y"])]
+    g = helper.make_graph(nodes, "packed", [helper.make_tensor_value_info("x", t, [3, 5])],
+                          [helper.make_tensor_value_info("y", t, [5, 3])], initializer=[shape])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 21)])
+    m.ir_version = 10
+    (got,), _ = run_and_read(driver, m, {"x": x})
+    np.testing.assert_array_equal(np.asarray(got).astype(np.float32), x.reshape(5, 3).astype(np.float32))
