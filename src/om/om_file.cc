@@ -6,7 +6,9 @@
 //
 //   file offset  size  field
 //   0            8     magic "OCANNOM\0" (4F 43 41 4E 4E 4F 4D 00)
-//   8            4     u32 format_version (= kOmFormatVersion = 1)
+//   8            4     u32 format_version: 1 (kOmFormatVersion) for a static,
+//                          memory-planned graph; 2 (kOmFormatVersionDynamic)
+//                          for a graph with unknown dims (Model.dynamic)
 //   12           4     u32 header_size (= 128)
 //   16           4     u32 flags (none defined: must be 0)
 //   20           4     u32 body_crc: CRC-32C of file bytes [header_size, file_size)
@@ -80,11 +82,29 @@ bool Owned(const Graph& g, const Value* v) {
          g.values()[v->id].get() == v;
 }
 
-Status CheckValueForWrite(const Graph& g, const Value& v) {
-  if (!IsKnownDataType(static_cast<int32_t>(v.dtype)))
+// The first graph input or node output that is not static (a graph compiled
+// with allow_dynamic keeps them), or nullptr.
+const Value* FirstUnknown(const Graph& g) {
+  for (const Value* v : g.inputs)
+    if (!v->IsStatic()) return v;
+  for (auto& n : g.nodes())
+    for (const Value* v : n->outputs)
+      if (v && !v->IsStatic()) return v;
+  return nullptr;
+}
+
+Status CheckValueForWrite(const Graph& g, const Value& v, bool dynamic) {
+  // In a dynamic graph only run-time-inferred values may lack a dtype or dims.
+  const bool may_be_unknown = dynamic && !v.constant;
+  const bool may_lack_dtype = may_be_unknown && !g.IsGraphInput(&v);
+  if (!(may_lack_dtype && v.dtype == DataType::kUndefined) &&
+      !IsKnownDataType(static_cast<int32_t>(v.dtype)))
     return InvalidArgument("cannot write value '", v.name, "': dtype ", DataTypeName(v.dtype),
                            " cannot be stored in a .om");
-  if (!v.IsStatic())
+  if (may_be_unknown && g.IsGraphInput(&v) && !v.has_shape)
+    return FailedPrecondition("cannot write graph input '", v.name,
+                              "': its rank is unknown (a .om needs at least the rank of every input)");
+  if (!may_be_unknown && !v.IsStatic())
     return FailedPrecondition("cannot write value '", v.name, "' with shape ", v.ShapeString(),
                               ": a .om needs a static graph (run the compile pipeline first)");
   if (!v.dim_params.empty() && v.dim_params.size() != v.shape.size())
@@ -186,6 +206,13 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
   if (!om_internal::IsKnownTarget(target) || target.size() >= om_internal::kOmTargetFieldSize)
     return InvalidArgument("unknown .om target '", options.target,
                            "' (expected host, x86_64, x86_64-avx2, x86_64-avx512 or aarch64)");
+  const Value* unknown = FirstUnknown(graph);
+  const bool dynamic = unknown != nullptr;
+  if (dynamic && graph.arena_size != 0)
+    return FailedPrecondition("cannot write value '", unknown->name, "' with shape ", unknown->ShapeString(),
+                              ": graph '", graph.name, "' has a memory plan (arena_size ", graph.arena_size,
+                              "), so it must be static; a graph with unknown dims is compiled with "
+                              "allow_dynamic and left unplanned");
   if (graph.arena_size < 0)
     return FailedPrecondition("graph '", graph.name,
                               "' has no memory plan (arena_size unset): run the compile pipeline");
@@ -203,7 +230,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     const Value& v = *graph.values()[i];
     if (v.id != static_cast<int>(i))
       return Internal("value '", v.name, "' has id ", v.id, " at index ", i);
-    OC_RETURN_IF_ERROR(CheckValueForWrite(graph, v));
+    OC_RETURN_IF_ERROR(CheckValueForWrite(graph, v, dynamic));
     fb::ValueKind kind = KindOf(graph, v);
     uint64_t data_off = 0, data_size = 0;
     if (v.constant) {
@@ -217,7 +244,8 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     for (const std::string& p : v.dim_params) any_param |= !p.empty();
     if (any_param) dim_params = pool.Add(v.dim_params);
     values.push_back(fb::CreateValue(b, name, static_cast<int32_t>(v.dtype), shape, dim_params,
-                                     kind, v.constant ? -1 : v.arena_offset, data_off, data_size));
+                                     kind, v.constant || dynamic ? -1 : v.arena_offset, data_off,
+                                     data_size, !v.has_shape));
   }
 
   auto index_of = [&](const Value* v, const std::string& what) -> Expected<int32_t> {
@@ -282,12 +310,13 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
       b.CreateString(target), b.CreateString(options.source_framework),
       b.CreateString(graph.producer_name), graph.ir_version, b.CreateVector(opsets),
       b.CreateVector(meta), b.CreateVector(values), b.CreateVector(nodes), b.CreateVector(inputs),
-      b.CreateVector(outputs), graph.arena_size, graph.arena_size_no_reuse, pool.Finish());
+      b.CreateVector(outputs), graph.arena_size, dynamic ? -1 : graph.arena_size_no_reuse, pool.Finish(),
+      dynamic);
   fb::FinishModelBuffer(b, model);
 
   std::vector<uint8_t> file = om_internal::PackContainer(
       std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), blob.bytes(), target,
-      kOmFormatVersion);
+      dynamic ? kOmFormatVersionDynamic : kOmFormatVersion);
 
   // Self-check: a file atc writes must load (on a host of its target).
   auto check = om_internal::LoadOmImpl(nullptr, file.data(), file.size(), /*check_target=*/false);

@@ -13,7 +13,12 @@
 
 namespace oc {
 
+// Static graphs are written as format version 1; graphs with unknown dims
+// (compiled with CompileOptions::allow_dynamic) as version 2, which a reader
+// of version 1 refuses by its version check rather than by a confusing shape
+// error. This reader accepts both.
 inline constexpr uint32_t kOmFormatVersion = 1;
+inline constexpr uint32_t kOmFormatVersionDynamic = 2;
 
 struct OmWriteOptions {
   std::string target;            // soc_version, e.g. "x86_64-avx512" / "host"
@@ -29,6 +34,7 @@ struct OmModel {
   std::shared_ptr<Graph> graph;
   std::vector<std::span<const uint8_t>> prepacked;
   uint32_t format_version = 0;
+  bool dynamic = false;          // format version 2: unknown dims, no memory plan
   std::string producer_version;
   std::string target;
   std::string source_framework;
@@ -36,7 +42,9 @@ struct OmModel {
   uint64_t file_size = 0;
 };
 
-// `graph` must be planned (arena offsets set). prepacked[i] for node i (may be empty).
+// `graph` must be planned (arena offsets set), or dynamic (some input or node
+// output not static; then written as format version 2 with its unknown dims).
+// prepacked[i] for node i (may be empty).
 Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
                                            const std::vector<std::vector<uint8_t>>& prepacked,
                                            const OmWriteOptions& options);

@@ -158,14 +158,15 @@ Expected<OmHeader> DecodeHeader(const uint8_t* data, size_t size) {
                        kOmHeaderSize, " bytes)");
   OmHeader h;
   h.format_version = LoadLE32(data + kOffVersion);
-  if (h.format_version != kOmFormatVersion)
+  if (h.format_version != kOmFormatVersion && h.format_version != kOmFormatVersionDynamic)
     return InvalidFile("unsupported .om format version ", h.format_version,
                        " (field at file offset ", kOffVersion, "); this build reads format version ",
-                       kOmFormatVersion, ": recompile the model with this atc");
+                       kOmFormatVersion, " (static models) and version ", kOmFormatVersionDynamic,
+                       " (models with unknown dims): recompile the model with this atc");
   h.header_size = LoadLE32(data + kOffHeaderSize);
   if (h.header_size != kOmHeaderSize)
     return InvalidFile("header size field at file offset ", kOffHeaderSize, " is ", h.header_size,
-                       ", format version ", kOmFormatVersion, " requires ", kOmHeaderSize);
+                       ", format version ", h.format_version, " requires ", kOmHeaderSize);
   if (size < kOmHeaderSize)
     return InvalidFile("file truncated inside the header: ", size, " bytes, header is ",
                        kOmHeaderSize, " bytes");

@@ -96,6 +96,7 @@ std::string OmToJson(const OmModel& model) {
   BlobLocator blob(model);
   os << "{\n";
   os << "  \"format_version\": " << model.format_version << ",\n";
+  if (model.dynamic) os << "  \"dynamic\": true,\n";
   os << "  \"producer_version\": " << JsonString(model.producer_version) << ",\n";
   os << "  \"target\": " << JsonString(model.target) << ",\n";
   os << "  \"source_framework\": " << JsonString(model.source_framework) << ",\n";
@@ -132,7 +133,7 @@ std::string OmToJson(const OmModel& model) {
     const Value& v = *g.values()[i];
     os << (i ? "," : "") << "\n      {\"index\": " << i << ", \"name\": " << JsonString(v.name)
        << ", \"kind\": \"" << KindName(g, v) << "\", \"dtype\": " << JsonString(DataTypeName(v.dtype))
-       << ", \"shape\": " << IntArray(v.shape);
+       << ", \"shape\": " << (v.has_shape ? IntArray(v.shape) : std::string("null"));
     bool any_param = false;
     for (const std::string& p : v.dim_params) any_param |= !p.empty();
     if (any_param)
@@ -185,8 +186,11 @@ std::string OmSummary(const OmModel& model) {
     ++by_op[n->domain.empty() ? n->op_type : n->domain + "::" + n->op_type];
   os << "nodes:            " << g.nodes().size() << "\n";
   for (const auto& [op, count] : by_op) os << "  " << op << ": " << count << "\n";
-  os << "arena size:       " << g.arena_size << " bytes (without reuse: ";
-  if (g.arena_size_no_reuse >= 0) os << g.arena_size_no_reuse << " bytes)\n";
+  if (model.dynamic)
+    os << "arena size:       planned at run time per input shape (the model has unknown dims)\n";
+  else os << "arena size:       " << g.arena_size << " bytes (without reuse: ";
+  if (model.dynamic) {
+  } else if (g.arena_size_no_reuse >= 0) os << g.arena_size_no_reuse << " bytes)\n";
   else os << "unknown)\n";
   size_t prepacked = 0;
   for (const auto& p : model.prepacked) prepacked += p.size();

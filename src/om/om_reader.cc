@@ -46,14 +46,24 @@ Status CheckAligned(const Vector<int64_t>* v, const char* field) {
   return Status::Ok();
 }
 
-Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes) {
+// `allow_unknown`: -1 dims are accepted (dynamic models) and give 0 bytes.
+Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes,
+                  bool allow_unknown = false) {
   OC_RETURN_IF_ERROR(CheckAligned(shape, "shape"));
   int64_t count = 1;
+  bool unknown = false;
   if (shape) {
     for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i) {
       int64_t d = shape->Get(i);
+      if (d == -1 && allow_unknown) {
+        unknown = true;
+        continue;
+      }
       if (d < 0)
-        return InvalidFile("dim ", i, " is ", d, " (a .om graph is static: dims must be >= 0)");
+        return InvalidFile("dim ", i, " is ", d,
+                           allow_unknown ? " (dims must be >= 0, or -1 for unknown)"
+                                         : " (a static .om graph has dims >= 0; -1 is allowed only "
+                                           "in inputs, activations and outputs of a dynamic model)");
       if (__builtin_mul_overflow(count, d, &count))
         return InvalidFile("element count overflows at dim ", i);
     }
@@ -65,7 +75,7 @@ Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes)
     return InvalidFile("byte size overflows (", count, " elements of ",
                        DataTypeName(dtype), ")");
   b = DataTypeBits(dtype) == 0 ? 0 : DataTypeByteSize(dtype, count);
-  *bytes = static_cast<uint64_t>(b);
+  *bytes = unknown ? 0 : static_cast<uint64_t>(b);
   return Status::Ok();
 }
 
@@ -146,6 +156,7 @@ class Reader {
   size_t num_values_ = 0;
   size_t pool_size_ = 0;
   uint64_t budget_ = 0;
+  bool dynamic_ = false;
   std::vector<fb::ValueKind> kinds_;
   std::vector<uint64_t> bytes_;
 };
@@ -154,8 +165,16 @@ Status Reader::CheckHeaderFields() {
   if (Str(m_->target()) != h_.target)
     return InvalidFile("graph section target '", Str(m_->target()),
                        "' differs from the header target '", h_.target, "'");
+  dynamic_ = m_->dynamic();
+  if (dynamic_ != (h_.format_version == kOmFormatVersionDynamic))
+    return InvalidFile("graph section says the model is ", dynamic_ ? "dynamic" : "static",
+                       " but the header has format version ", h_.format_version, " (dynamic models are version ",
+                       kOmFormatVersionDynamic, ", static ones ", kOmFormatVersion, ")");
   if (m_->arena_size() < 0)
     return InvalidFile("arena_size ", m_->arena_size(), " is negative (model not memory-planned)");
+  if (dynamic_ && m_->arena_size() != 0)
+    return InvalidFile("arena_size is ", m_->arena_size(),
+                       " in a dynamic model (planned at run time: must be 0)");
   if (m_->arena_size_no_reuse() < -1)
     return InvalidFile("arena_size_no_reuse ", m_->arena_size_no_reuse(), " is invalid");
   std::unordered_set<std::string> domains;
@@ -188,17 +207,27 @@ Status Reader::CheckValues() {
     auto pool_cost = PoolCost(v->dim_params());
     if (!pool_cost.ok()) return pool_cost.status().WithContext(what() + " dim_params");
     OM_TRY(Charge(Cost(v->name()) + Cost(v->shape()) + Cost(v->dim_params()) + *pool_cost), what());
-    if (!IsKnownDataType(v->dtype()))
-      return InvalidFile(what(), ": unknown dtype code ", v->dtype());
-    DataType dtype = static_cast<DataType>(v->dtype());
-    OM_TRY(ShapeBytes(v->shape(), dtype, &bytes_[i]), what());
-    size_t rank = v->shape() ? v->shape()->size() : 0;
-    if (v->dim_params() && v->dim_params()->size() != 0 && v->dim_params()->size() != rank)
-      return InvalidFile(what(), ": ", v->dim_params()->size(), " dim_params for rank ", rank);
     fb::ValueKind kind = v->kind();
     if (kind < fb::ValueKind::MIN || kind > fb::ValueKind::MAX)
       return InvalidFile(what(), ": unknown value kind ", static_cast<int>(kind));
     kinds_[i] = kind;
+    // Dynamic models: what is inferred at run time may be unknown; weights and
+    // the rank (and dtype) of graph inputs never are.
+    const bool inferred = dynamic_ && (kind == fb::ValueKind::Activation || kind == fb::ValueKind::Output);
+    const bool may_have_unknown_dims = inferred || (dynamic_ && kind == fb::ValueKind::Input);
+    if (!(inferred && v->dtype() == 0) && !IsKnownDataType(v->dtype()))
+      return InvalidFile(what(), ": unknown dtype code ", v->dtype());
+    DataType dtype = static_cast<DataType>(v->dtype());
+    OM_TRY(ShapeBytes(v->shape(), dtype, &bytes_[i], may_have_unknown_dims), what());
+    size_t rank = v->shape() ? v->shape()->size() : 0;
+    if (v->rank_unknown() && (!inferred || rank != 0))
+      return InvalidFile(what(), ": rank_unknown is set on a ",
+                         inferred ? "value with dims" : "value of a static model, an input or a constant");
+    if (v->dim_params() && v->dim_params()->size() != 0 && v->dim_params()->size() != rank)
+      return InvalidFile(what(), ": ", v->dim_params()->size(), " dim_params for rank ", rank);
+    if (dynamic_ && kind != fb::ValueKind::Constant && v->arena_offset() != -1)
+      return InvalidFile(what(), ": arena offset ", v->arena_offset(),
+                         " in a dynamic model (planned at run time: must be -1)");
     if (kind == fb::ValueKind::Constant) {
       if (v->data_size() != bytes_[i])
         return InvalidFile(what(), ": constant has ", v->data_size(), " bytes, its shape of ",
@@ -307,7 +336,7 @@ Status Reader::CheckNodes() {
         int32_t idx = ins->Get(k);
         auto in_what = [&] { return StrCat(what(), " input ", k); };
         OM_TRY(CheckIndex(idx, true), in_what());
-        if (idx >= 0 && kinds_[idx] == fb::ValueKind::Activation &&
+        if (idx >= 0 && !dynamic_ && kinds_[idx] == fb::ValueKind::Activation &&
             m_->values()->Get(idx)->arena_offset() < 0)
           return InvalidFile(in_what(), ": activation value ", idx, " has no arena offset");
       }
@@ -323,7 +352,7 @@ Status Reader::CheckNodes() {
           return InvalidFile(out_what(), ": value ", idx, " is a graph input or constant");
         if (produced[idx]) return InvalidFile(out_what(), ": value ", idx, " is produced twice");
         produced[idx] = true;
-        if (kind == fb::ValueKind::Activation && m_->values()->Get(idx)->arena_offset() < 0)
+        if (!dynamic_ && kind == fb::ValueKind::Activation && m_->values()->Get(idx)->arena_offset() < 0)
           return InvalidFile(out_what(), ": activation value ", idx, " has no arena offset");
       }
     }
@@ -370,7 +399,7 @@ Expected<OmModel> Reader::Build() {
     const fb::Value* fv = m_->values()->Get(static_cast<flatbuffers::uoffset_t>(i));
     Value* v = g->AddValue(Str(fv->name()));
     v->dtype = static_cast<DataType>(fv->dtype());
-    v->has_shape = true;
+    v->has_shape = !fv->rank_unknown();
     v->shape = Ints(fv->shape());
     v->dim_params.assign(v->shape.size(), "");
     if (auto* dp = fv->dim_params(); dp && dp->size() == v->shape.size())
@@ -430,6 +459,7 @@ Expected<OmModel> Reader::Build() {
   out.storage = storage_;
   out.graph = std::move(g);
   out.format_version = h_.format_version;
+  out.dynamic = dynamic_;
   out.producer_version = Str(m_->producer_version());
   out.target = h_.target;
   out.source_framework = Str(m_->source_framework());

@@ -216,6 +216,14 @@ Expected<MemoryPlanStats> PlanMemory(Graph& graph) {
 }
 
 Status RunMemoryPlanning(Graph& graph, const CompileOptions& options) {
+  if (options.allow_dynamic && IsDynamicGraph(graph)) {
+    // Sizes are known per input-shape signature only: planned at run time.
+    for (auto& v : graph.values()) v->arena_offset = -1;
+    graph.arena_size = 0;
+    graph.arena_size_no_reuse = -1;
+    if (options.log) options.log("memory plan: deferred to run time (the graph has unknown dims)");
+    return Status::Ok();
+  }
   OC_ASSIGN_OR_RETURN(MemoryPlanStats stats, PlanMemory(graph));
   if (options.log)
     options.log(StrCat("memory plan: arena ", graph.arena_size, " bytes (", stats.chosen,

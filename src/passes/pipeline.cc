@@ -48,6 +48,15 @@ static Status CheckPrecisionMode(const std::string& mode) {
                       "must_keep_origin_dtype)");
 }
 
+bool IsDynamicGraph(const Graph& graph) {
+  for (const Value* v : graph.inputs)
+    if (!v->IsStatic()) return true;
+  for (auto& n : graph.nodes())
+    for (const Value* v : n->outputs)
+      if (v && !v->IsStatic()) return true;
+  return false;
+}
+
 Status RunPipeline(Graph& graph, const CompileOptions& options) {
   OC_RETURN_IF_ERROR(CheckPrecisionMode(options.precision_mode));
   OC_RETURN_IF_ERROR(graph.TopologicalSort());

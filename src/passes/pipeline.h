@@ -17,6 +17,12 @@ struct CompileOptions {
   bool fold_constants = true;
   bool fuse = true;              // Conv/Gemm/MatMul + bias + activation, Conv+BN
   bool verify_each_pass = false; // run Graph::Verify after every pass (debug, tests)
+  // Dynamic mode: graph inputs may have unknown (-1) dims. Shape inference keeps
+  // what it cannot resolve unknown instead of failing, the other passes run on
+  // what is static, and memory planning is left to run time (the graph is then
+  // specialised per input-shape signature: runtime/shape_specializer.h). A graph
+  // that comes out static is planned as usual.
+  bool allow_dynamic = false;
   // "force_fp32" or "must_keep_origin_dtype" (both keep float32 here).
   std::string precision_mode = "force_fp32";
   // Called as each pass starts / ends (atc --log=info prints these).
@@ -33,7 +39,12 @@ struct PassInfo {
 const std::vector<PassInfo>& Passes();
 
 // Runs every pass. On success every value is static, constants are folded, and
-// Graph::arena_size / arena_size_no_reuse and Value::arena_offset are set.
+// Graph::arena_size / arena_size_no_reuse and Value::arena_offset are set
+// (with allow_dynamic and a graph that stays dynamic: arena_size is 0 and no
+// value has an arena offset; IsDynamicGraph() tells).
 Status RunPipeline(Graph& graph, const CompileOptions& options);
+
+// True when some graph input or node output is not static (rank or a dim unknown).
+bool IsDynamicGraph(const Graph& graph);
 
 }  // namespace oc

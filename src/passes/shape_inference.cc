@@ -3,6 +3,16 @@
 // Evaluating during the sweep (rather than in a later pass) is what lets
 // Shape -> Gather -> Concat -> Reshape chains resolve: the Reshape's target shape
 // is a constant by the time its infer function runs.
+//
+// Dynamic mode (CompileOptions::allow_dynamic): graph inputs may have unknown
+// dims. A node that reads a non-static value gets its outputs' dtypes from its
+// infer function but every output dim set to unknown (its rank kept when the
+// function gave one), and if the function fails the outputs stay of unknown
+// rank. Infer functions compute dims with arithmetic that does not expect -1
+// (a Conv over an unknown height of -1 can come out as a plausible positive
+// size), so their dims are not trusted downstream of an unknown one; the graph
+// is inferred again, exactly, once the input shapes are known (runtime/
+// shape_specializer.h).
 #include "ops/op_registry.h"
 #include "passes/passes.h"
 
@@ -13,16 +23,18 @@ namespace {
 // to the constant-folding pass, which has its own size rule.
 constexpr int64_t kMaxSweepFoldBytes = 64ll << 20;
 
-Status CheckGraphInputs(const Graph& graph) {
+Status CheckGraphInputs(const Graph& graph, bool allow_dynamic) {
   for (const Value* v : graph.inputs) {
     if (v->dtype == DataType::kUndefined)
       return InvalidArgument("graph input '", v->name, "' has no element type");
     if (!IsKnownDataType(static_cast<int32_t>(v->dtype)))
       return NotSupported("graph input '", v->name, "' has element type ", DataTypeName(v->dtype),
                           ", which is not supported");
+    if (allow_dynamic && v->has_shape) continue;
     if (!v->IsStatic())
       return NotSupported("graph input '", v->name, "' has shape ", v->ShapeString(),
-                          ": dynamic shapes are not supported yet; pass --input_shape");
+                          allow_dynamic ? ": an input of unknown rank is not supported; pass --input_shape"
+                                        : ": dynamic shapes are not supported yet; pass --input_shape");
   }
   return Status::Ok();
 }
@@ -60,10 +72,33 @@ Status CheckAllStatic(const Graph& graph) {
   return Status::Ok();
 }
 
+bool ReadsNonStatic(const Node& node) {
+  for (const Value* in : node.inputs)
+    if (in && !in->IsStatic()) return true;
+  return false;
+}
+
+// Dynamic mode, for a node reading a non-static value: keep the dtypes (and the
+// ranks) the infer function found, forget its dims and any constant it set.
+void ForgetDims(Node& node, bool inferred) {
+  for (Value* out : node.outputs) {
+    if (!out) continue;
+    out->constant.reset();
+    if (!inferred) {
+      out->has_shape = false;
+      out->shape.clear();
+      out->dim_params.clear();
+      continue;
+    }
+    for (int64_t& d : out->shape) d = -1;
+    out->dim_params.assign(out->shape.size(), "");
+  }
+}
+
 }  // namespace
 
 Status RunShapeInference(Graph& graph, const CompileOptions& options) {
-  OC_RETURN_IF_ERROR(CheckGraphInputs(graph));
+  OC_RETURN_IF_ERROR(CheckGraphInputs(graph, options.allow_dynamic));
   const OpRegistry& registry = OpRegistry::Global();
   for (auto& up : graph.nodes()) {
     Node& node = *up;
@@ -76,9 +111,25 @@ Status RunShapeInference(Graph& graph, const CompileOptions& options) {
     }
     if (!def->infer)
       return Internal(node.Describe(), ": op has no shape-inference function");
-    OC_RETURN_IF_ERROR(def->infer(node));
+    if (options.allow_dynamic && ReadsNonStatic(node)) {
+      // Inputs of unknown rank would make some infer functions index past the
+      // end of a shape: do not call them.
+      bool ranked = true;
+      for (const Value* in : node.inputs) ranked &= !in || in->has_shape;
+      ForgetDims(node, ranked && def->infer(node).ok());
+      continue;
+    }
+    Status inferred = def->infer(node);
+    if (!inferred.ok() && options.allow_dynamic && !AllInputsConstant(node)) {
+      // A static input whose data is only known at run time (a shape computed
+      // from an input's Shape, say) can make the output's shape unknowable here.
+      ForgetDims(node, false);
+      continue;
+    }
+    OC_RETURN_IF_ERROR(inferred);
     if (ShouldFoldDuringSweep(node, *def)) OC_RETURN_IF_ERROR(EvaluateIntoConstants(node));
   }
+  if (options.allow_dynamic) return Status::Ok();
   return CheckAllStatic(graph);
 }
 
