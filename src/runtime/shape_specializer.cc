@@ -1,0 +1,168 @@
+#include "runtime/shape_specializer.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "graph/graph_clone.h"
+#include "ops/op_registry.h"
+#include "passes/pipeline.h"
+
+namespace oc {
+namespace {
+
+std::string DimsString(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// After specialisation every value should be static; one that is not comes
+// from an op whose output shape depends on data. Re-running the node's infer
+// function tells a real shape error (returned as is) from an op that computed
+// "unknown" on purpose.
+Status ExplainNonStatic(Graph& g) {
+  for (auto& up : g.nodes()) {
+    Node& n = *up;
+    for (const Value* out : n.outputs) {
+      if (!out || out->IsStatic()) continue;
+      bool inputs_static = true;
+      for (const Value* in : n.inputs) inputs_static &= !in || in->IsStatic();
+      if (inputs_static) {
+        const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
+        if (def && def->infer) OC_RETURN_IF_ERROR(def->infer(n));
+      }
+      return NotSupported("data-dependent output shape of ", n.Describe(), " (value '", out->name,
+                          "' has shape ", out->ShapeString(), ") is not supported yet");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+size_t ShapeSpecializer::DefaultCapacity() {
+  const char* env = std::getenv("OPENCANN_SHAPE_CACHE_SIZE");
+  if (!env || !*env) return kDefaultCapacity;
+  char* end = nullptr;
+  long v = std::strtol(env, &end, 10);
+  if (*end != '\0' || v < 1 || v > 4096) return kDefaultCapacity;
+  return static_cast<size_t>(v);
+}
+
+ShapeSpecializer::ShapeSpecializer(std::shared_ptr<const Graph> graph,
+                                   std::vector<std::span<const uint8_t>> prepacked, size_t capacity)
+    : graph_(std::move(graph)), capacity_(capacity ? capacity : 1) {
+  for (size_t i = 0; i < prepacked.size() && i < graph_->nodes().size(); ++i)
+    if (!prepacked[i].empty()) packed_[graph_->nodes()[i]->name] = prepacked[i];
+}
+
+Status ShapeSpecializer::CheckSignature(const ShapeSignature& shapes) const {
+  const Graph& g = *graph_;
+  if (shapes.size() != g.inputs.size())
+    return InvalidArgument("model '", g.name, "' has ", g.inputs.size(), " inputs, ", shapes.size(),
+                           " shapes were given");
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Value& in = *g.inputs[i];
+    const std::vector<int64_t>& s = shapes[i];
+    if (in.has_shape && s.size() != in.shape.size())
+      return InvalidArgument("input ", i, " ('", in.name, "') has rank ", in.shape.size(), " ",
+                             in.ShapeString(), ", the shape given is ", DimsString(s));
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (s[d] < 0)
+        return InvalidArgument("input ", i, " ('", in.name, "'): dim ", d, " is ", s[d],
+                               " in ", DimsString(s), " (a concrete shape has every dim >= 0)");
+      if (in.has_shape && in.shape[d] >= 0 && in.shape[d] != s[d])
+        return InvalidArgument("input ", i, " ('", in.name, "'): dim ", d, " is ", s[d], " in ",
+                               DimsString(s), " but the model fixes it to ", in.shape[d], " ",
+                               in.ShapeString());
+    }
+  }
+  return Status::Ok();
+}
+
+Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const ShapeSignature& shapes) {
+  std::shared_ptr<Graph> g = CloneGraph(*graph_);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Value* in = g->inputs[i];
+    in->has_shape = true;
+    in->shape = shapes[i];
+    in->dim_params.resize(in->shape.size());
+  }
+  CompileOptions opts;
+  // allow_dynamic keeps a data-dependent shape from failing inside the pipeline
+  // so that ExplainNonStatic can name it; with static inputs nothing else changes.
+  opts.allow_dynamic = true;
+  Status st = RunPipeline(*g, opts);
+  if (st.ok() && IsDynamicGraph(*g)) st = ExplainNonStatic(*g);
+  if (!st.ok()) {
+    std::string sig;
+    for (size_t i = 0; i < shapes.size(); ++i)
+      sig += (i ? ", " : "") + graph_->inputs[i]->name + DimsString(shapes[i]);
+    return st.WithContext(StrCat("while specialising model '", graph_->name, "' for input shapes ", sig));
+  }
+  std::vector<std::span<const uint8_t>> prepacked(g->nodes().size());
+  for (size_t i = 0; i < g->nodes().size(); ++i) {
+    auto it = packed_.find(g->nodes()[i]->name);
+    if (it != packed_.end()) prepacked[i] = it->second;
+  }
+  auto exe = Executable::Create(g, prepacked);
+  if (!exe.ok()) return exe.status();
+  // Learn the packing of nodes the .om had none for, once per node name: later
+  // shapes then skip repacking the same weights.
+  std::vector<std::vector<uint8_t>> exported;
+  for (size_t i = 0; i < g->nodes().size(); ++i) {
+    if (!prepacked[i].empty()) continue;
+    if (exported.empty()) exported = (*exe)->ExportPrepacked();
+    if (i < exported.size() && !exported[i].empty()) {
+      learnt_.push_back(std::move(exported[i]));
+      packed_[g->nodes()[i]->name] = learnt_.back();
+    }
+  }
+  ++specializations_;
+  return std::shared_ptr<const Executable>(std::move(exe).value());
+}
+
+Expected<std::shared_ptr<const Executable>> ShapeSpecializer::GetLocked(const ShapeSignature& shapes, bool pin) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->shapes != shapes) continue;
+    it->pinned |= pin;
+    entries_.splice(entries_.begin(), entries_, it);
+    return entries_.front().exe;
+  }
+  OC_RETURN_IF_ERROR(CheckSignature(shapes));
+  OC_ASSIGN_OR_RETURN(std::shared_ptr<const Executable> exe, Specialize(shapes));
+  entries_.push_front(Entry{shapes, exe, pin});
+  size_t unpinned = 0;
+  for (const Entry& e : entries_) unpinned += !e.pinned;
+  // Evict the least recently used unpinned entries beyond the capacity.
+  for (auto it = entries_.end(); unpinned > capacity_ && it != entries_.begin();) {
+    --it;
+    if (it->pinned) continue;
+    it = entries_.erase(it);
+    --unpinned;
+  }
+  return exe;
+}
+
+Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Get(const ShapeSignature& shapes) {
+  std::lock_guard<std::mutex> lk(mu_);
+  return GetLocked(shapes, false);
+}
+
+Status ShapeSpecializer::Pin(const ShapeSignature& shapes) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto exe = GetLocked(shapes, true);
+  return exe.ok() ? Status::Ok() : exe.status();
+}
+
+size_t ShapeSpecializer::cached() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return entries_.size();
+}
+
+uint64_t ShapeSpecializer::specializations() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return specializations_;
+}
+
+}  // namespace oc
