@@ -372,3 +372,42 @@ def test_tree_ensemble_matches_onnx_reference(aggregate, post):
     elif post == 2:
         raw = 1 / (1 + np.exp(-raw))
     check_numpy(model, feeds, [raw.astype(np.float32)], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op,fn", [("Tan", np.tan), ("Asinh", np.arcsinh), ("Hardmax", None),
+                                   ("MeanVarianceNormalization", None)])
+def test_float16_runs_in_float32_between_casts(op, fn):
+    x = f32(2, 3, 4, 3, lo=-1, hi=1).astype(np.float16)
+    model, feeds = model_of(op, [("x", x)], opset=17)
+    xf = x.astype(np.float32)
+    if op == "Hardmax":
+        y = (xf == xf.max(axis=-1, keepdims=True)).astype(np.float32)  # no ties in random data
+    elif op == "MeanVarianceNormalization":
+        m = xf.mean(axis=(0, 2, 3), keepdims=True)
+        y = (xf - m) / (np.sqrt(((xf - m) ** 2).mean(axis=(0, 2, 3), keepdims=True)) + 1e-9)
+    else:
+        y = fn(xf)
+    check_numpy(model, feeds, [y.astype(np.float16)], rtol=2e-3, atol=2e-3)
+
+
+def test_softmax_cross_entropy_float16_with_log_prob():
+    x = f32(4, 5, 3, lo=-2, hi=2).astype(np.float16)
+    t = R.integers(0, 5, (4, 3)).astype(np.int64)
+    model, feeds = model_of("SoftmaxCrossEntropyLoss", [("x", x), ("t", t)], attrs={"reduction": "sum"}, n_out=2,
+                            opset=13)
+    xf = x.astype(np.float64)
+    lp = xf - xf.max(axis=1, keepdims=True)
+    lp = lp - np.log(np.exp(lp).sum(axis=1, keepdims=True))
+    loss = -np.take_along_axis(lp, t[:, None, :], axis=1).sum()
+    check_numpy(model, feeds, [np.array(loss, np.float16), lp.astype(np.float16)], rtol=2e-3, atol=2e-3)
+
+
+def test_reverse_sequence_moves_bfloat16_bits_unchanged():
+    # bfloat16 as raw uint16 bits would need ml_dtypes; float16 exercises the same byte-moving path.
+    x = f32(5, 3, 2).astype(np.float16)
+    model, feeds = model_of("ReverseSequence", [("x", x), ("l", np.array([5, 2, 1], np.int64))],
+                            attrs={"batch_axis": 1, "time_axis": 0})
+    y = x.copy()
+    for b, n in enumerate([5, 2, 1]):
+        y[:n, b] = x[:n, b][::-1]
+    check_numpy(model, feeds, [y], rtol=0, atol=0)

@@ -237,7 +237,8 @@ Expected<KernelPtr> MakeCol2Im(const KernelInit& init) {
 }  // namespace
 
 void RegisterImageMiscOps(OpRegistry& r) {
-  r.Register({.op_type = "MaxUnpool", .min_opset = 9, .infer = InferMaxUnpool, .cpu = MakeMaxUnpool});
+  r.Register({.op_type = "MaxUnpool", .min_opset = 9, .infer = InferMaxUnpool, .cpu = MakeMaxUnpool,
+              .native_types = kAllDataTypes});  // moves bytes
   r.Register({.op_type = "Col2Im", .min_opset = 18, .infer = InferCol2Im, .cpu = MakeCol2Im});
 }
 

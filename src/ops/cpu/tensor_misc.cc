@@ -314,10 +314,13 @@ Expected<KernelPtr> MakeArrayFeatureExtractor(const KernelInit& init) {
 
 void RegisterTensorMiscOps(OpRegistry& r) {
   r.Register({.op_type = "CumProd", .min_opset = 26, .infer = InferLikeInput0, .cpu = MakeCumProd});
-  r.Register({.op_type = "ReverseSequence", .min_opset = 10, .infer = InferReverseSequence, .cpu = MakeReverseSequence});
-  r.Register({.op_type = "CenterCropPad", .min_opset = 18, .infer = InferCenterCropPad, .cpu = MakeCenterCropPad});
+  // The movement ops copy bytes, so half types need no Casts around them.
+  r.Register({.op_type = "ReverseSequence", .min_opset = 10, .infer = InferReverseSequence, .cpu = MakeReverseSequence,
+              .native_types = kAllDataTypes});
+  r.Register({.op_type = "CenterCropPad", .min_opset = 18, .infer = InferCenterCropPad, .cpu = MakeCenterCropPad,
+              .native_types = kAllDataTypes});
   r.Register({.domain = "ai.onnx.ml", .op_type = "ArrayFeatureExtractor", .infer = InferArrayFeatureExtractor,
-              .cpu = MakeArrayFeatureExtractor});
+              .cpu = MakeArrayFeatureExtractor, .native_types = kAllDataTypes});
 }
 
 }  // namespace oc
