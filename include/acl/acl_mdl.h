@@ -20,6 +20,15 @@ extern "C" {
 
 #define ACL_MAX_DIM_CNT 128
 #define ACL_MAX_TENSOR_NAME_LEN 128
+#define ACL_MAX_BATCH_NUM 128
+#define ACL_MAX_HW_NUM 128
+#define ACL_MAX_SHAPE_COUNT 128
+/* Name of the extra model input of a gear model (atc --dynamic_batch_size,
+ * --dynamic_image_size or --dynamic_dims): find it with
+ * aclmdlGetInputIndexByName, give it a buffer of aclmdlGetInputSizeByIndex
+ * bytes in the input dataset, and select the gear with aclmdlSetDynamicBatchSize,
+ * aclmdlSetDynamicHWSize or aclmdlSetInputDynamicDims before executing. */
+#define ACL_DYNAMIC_TENSOR_NAME "ascend_mbatch_shape_data"
 
 typedef struct aclmdlDataset aclmdlDataset;
 typedef struct aclmdlDesc aclmdlDesc;
@@ -31,6 +40,18 @@ typedef struct aclmdlIODims {
   size_t dimCount;
   int64_t dims[ACL_MAX_DIM_CNT];
 } aclmdlIODims;
+
+/* The batch gears of a --dynamic_batch_size model. */
+typedef struct aclmdlBatch {
+  size_t batchCount;
+  uint64_t batch[ACL_MAX_BATCH_NUM];
+} aclmdlBatch;
+
+/* The (height, width) gears of a --dynamic_image_size model. */
+typedef struct aclmdlHW {
+  size_t hwCount;
+  uint64_t hw[ACL_MAX_HW_NUM][2];
+} aclmdlHW;
 
 /* ---- Loading --------------------------------------------------------------------- */
 
@@ -91,12 +112,51 @@ ACL_FUNC_VISIBILITY size_t aclmdlGetOutputSizeByIndex(aclmdlDesc *modelDesc, siz
  * NULL arguments or index out of range. */
 ACL_FUNC_VISIBILITY aclError aclmdlGetInputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
 ACL_FUNC_VISIBILITY aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
-/* Same as the forms above: models compiled here are static, so the shape seen
- * by the user and the shape the model runs on are the same. */
+/* Dynamic models: a dim set at run time reads -1, and -2 alone stands for an
+ * unknown rank. Sizes (aclmdlGetInputSizeByIndex / aclmdlGetOutputSizeByIndex)
+ * of a gear model are those of its largest gear; those of a model with free
+ * unknown dims (atc --input_shape with -1 and no gears, or symbolic dims in the
+ * ONNX model) are 0 where they depend on the run-time shape. */
+/* Same as aclmdlGetInputDims: the shape seen by the user and the shape the
+ * model runs on are the same here. */
 ACL_FUNC_VISIBILITY aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
-/* Shape of output `index` after the latest execution: the same as
- * aclmdlGetOutputDims, since compiled models have static shapes. */
+/* Shape of output `index` for the shapes the model last ran at (or, for a gear
+ * model, the gear last selected with aclmdlSetDynamicBatchSize /
+ * aclmdlSetDynamicHWSize / aclmdlSetInputDynamicDims), found through the model
+ * the desc was filled from; the desc's own dims (as aclmdlGetOutputDims) for a
+ * static model, before any run, or once the model is unloaded. */
 ACL_FUNC_VISIBILITY aclError aclmdlGetCurOutputDims(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
+
+/* ---- Dynamic shapes -----------------------------------------------------------------------
+ * Gear models (see ACL_DYNAMIC_TENSOR_NAME) and models with unknown dims.
+ * `index` of the getters is reserved (CANN passes -1) and ignored. */
+
+/* The batch gears; batchCount 0 for a model without --dynamic_batch_size. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetDynamicBatch(const aclmdlDesc *modelDesc, aclmdlBatch *batch);
+/* The image-size gears; hwCount 0 for a model without --dynamic_image_size. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetDynamicHW(const aclmdlDesc *modelDesc, size_t index, aclmdlHW *hw);
+/* Number of gears of a --dynamic_dims model (0 for other models). */
+ACL_FUNC_VISIBILITY aclError aclmdlGetInputDynamicGearCount(const aclmdlDesc *modelDesc, size_t index,
+                                                            size_t *gearCount);
+/* The gears of a --dynamic_dims model: dims[k] (for k < gearCount, which must be
+ * the count aclmdlGetInputDynamicGearCount gives) holds the shapes of all model
+ * inputs (the dynamic tensor excepted) of gear k one after another; dimCount is
+ * the sum of their ranks. */
+ACL_FUNC_VISIBILITY aclError aclmdlGetInputDynamicDims(const aclmdlDesc *modelDesc, size_t index,
+                                                       aclmdlIODims *dims, size_t gearCount);
+/* Select the gear of the next executions that use `dataset`: `index` must be the
+ * index of ACL_DYNAMIC_TENSOR_NAME, and the dataset's buffer at that index is
+ * written (it must be at least aclmdlGetInputSizeByIndex bytes of device
+ * memory). The value must be a gear of the model: ACL_ERROR_INVALID_PARAM with a
+ * message listing the gears otherwise, or for a model without that kind of
+ * gear. For aclmdlSetInputDynamicDims, dims holds the concatenated input shapes
+ * of one gear as aclmdlGetInputDynamicDims reports them. */
+ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+                                                       uint64_t batchSize);
+ACL_FUNC_VISIBILITY aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+                                                    uint64_t height, uint64_t width);
+ACL_FUNC_VISIBILITY aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset *dataset, size_t index,
+                                                       const aclmdlIODims *dims);
 /* Tensor name of input/output `index`, or "" (never NULL) on error. */
 ACL_FUNC_VISIBILITY const char *aclmdlGetInputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
 ACL_FUNC_VISIBILITY const char *aclmdlGetOutputNameByIndex(const aclmdlDesc *modelDesc, size_t index);
@@ -126,6 +186,17 @@ ACL_FUNC_VISIBILITY aclError aclmdlAddDatasetBuffer(aclmdlDataset *dataset, aclD
 ACL_FUNC_VISIBILITY size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset *dataset);
 /* Buffer `index`, or NULL for a NULL dataset or index out of range. */
 ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *dataset, size_t index);
+/* Input datasets of a model with unknown dims: the shape input `index` runs at
+ * (dtype and rank must match the model, dims its fixed dims). The desc is
+ * copied; the caller keeps ownership of `tensorDesc`. ACL_ERROR_INVALID_PARAM
+ * for NULL or unknown arguments or an index past the dataset's buffers. */
+ACL_FUNC_VISIBILITY aclError aclmdlSetDatasetTensorDesc(aclmdlDataset *dataset, aclTensorDesc *tensorDesc,
+                                                        size_t index);
+/* The desc set for buffer `index`: for an output dataset after an execution of
+ * a dynamic model, the shape that output was written with. Owned by the dataset
+ * (valid until it is destroyed or the desc is set again; do not destroy it);
+ * NULL when none is set or for bad arguments. */
+ACL_FUNC_VISIBILITY aclTensorDesc *aclmdlGetDatasetTensorDesc(const aclmdlDataset *dataset, size_t index);
 
 /* ---- Execution -------------------------------------------------------------------------- */
 
@@ -137,7 +208,10 @@ ACL_FUNC_VISIBILITY aclDataBuffer *aclmdlGetDatasetBuffer(const aclmdlDataset *d
 ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
 /* Queues one execution on `stream` (NULL: default stream) and returns. The
  * datasets are checked now: one buffer per input/output; input buffers of
- * exactly, output buffers of at least, the size the model states; all in
+ * exactly, output buffers of at least, the size the model states (of a dynamic
+ * model: input and output buffers of at least the sizes of the shapes it runs at,
+ * taken from the gear selected in the dynamic tensor or from the input
+ * dataset's tensor descs); all in
  * device memory (aclrtMalloc) or registered host memory (aclrtMallocHost).
  * Failures are ACL_ERROR_INVALID_PARAM with a message naming the index and both
  * sizes; ACL_ERROR_INVALID_MODEL_ID for an unknown id; ACL_ERROR_RT_CONTEXT_NULL

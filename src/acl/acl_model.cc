@@ -4,19 +4,18 @@
 // ExecutionContext (activation arena) from the executable's free list, so one
 // model runs concurrently from many streams/threads; a model loaded "with
 // memory" has a single context over the caller's work memory and serialises
-// its executions on a mutex.
+// its executions on a mutex. A model with unknown dims (format-version-2 .om)
+// has one executable per input-shape signature instead (acl_dynamic.cc).
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
 
-#include "acl/acl_internal.h"
-#include "executor/executable.h"
-#include "om/om_file.h"
+#include "acl/acl_model_internal.h"
 
 using namespace oc::acl;
 using oc::StrCat;
 
-namespace {
+namespace oc::acl {
 
 aclError NullArg(const char* name) {
   return Fail(ACL_ERROR_INVALID_PARAM, StrCat("argument '", name, "' is NULL"));
@@ -43,6 +42,43 @@ aclDataType ToAclType(oc::DataType t) {
   }
 }
 
+void ModelObj::BeginExecution() {
+  std::lock_guard<std::mutex> lk(inflight_mu);
+  ++inflight;
+}
+
+void ModelObj::EndExecution() {
+  {
+    std::lock_guard<std::mutex> lk(inflight_mu);
+    --inflight;
+  }
+  inflight_cv.notify_all();
+}
+
+void ModelObj::WaitIdle() {
+  std::unique_lock<std::mutex> lk(inflight_mu);
+  inflight_cv.wait(lk, [&] { return inflight == 0; });
+}
+
+oc::Status ModelObj::Run(const oc::Executable& ex, const std::vector<const void*>& ins,
+                         const std::vector<void*>& outs) {
+  ThreadPoolUse use;  // keeps the pool alive against aclrtSetOpExecuteThreads
+  oc::ThreadPool& pool = use.pool();
+  if (user_ctx) {
+    std::lock_guard<std::mutex> lk(user_mu);
+    return ex.Run(*user_ctx, ins, outs, pool);
+  }
+  auto ctx = ex.AcquireContext();
+  if (!ctx.ok()) return ctx.status();
+  oc::Status st = ex.Run(**ctx, ins, outs, pool);
+  ex.ReleaseContext(std::move(*ctx));
+  return st;
+}
+
+}  // namespace oc::acl
+
+namespace {
+
 aclFormat FormatFromString(const std::string& s) {
   if (s == "NCHW") return ACL_FORMAT_NCHW;
   if (s == "NHWC") return ACL_FORMAT_NHWC;
@@ -65,50 +101,6 @@ aclError LoadCode(const oc::Status& st) {
   }
 }
 
-struct ModelObj {
-  uint32_t id = 0;
-  oc::OmModel om;
-  std::shared_ptr<oc::Executable> exe;
-  std::vector<IoInfo> inputs, outputs;
-  // Set for models loaded with caller work memory.
-  std::unique_ptr<oc::ExecutionContext> user_ctx;
-  std::mutex user_mu;
-  // Executions queued or running; aclmdlUnload waits for zero.
-  std::mutex inflight_mu;
-  std::condition_variable inflight_cv;
-  int inflight = 0;
-
-  void BeginExecution() {
-    std::lock_guard<std::mutex> lk(inflight_mu);
-    ++inflight;
-  }
-  void EndExecution() {
-    {
-      std::lock_guard<std::mutex> lk(inflight_mu);
-      --inflight;
-    }
-    inflight_cv.notify_all();
-  }
-  void WaitIdle() {
-    std::unique_lock<std::mutex> lk(inflight_mu);
-    inflight_cv.wait(lk, [&] { return inflight == 0; });
-  }
-
-  oc::Status Run(const std::vector<const void*>& ins, const std::vector<void*>& outs) {
-    ThreadPoolUse use;  // keeps the pool alive against aclrtSetOpExecuteThreads
-    oc::ThreadPool& pool = use.pool();
-    if (user_ctx) {
-      std::lock_guard<std::mutex> lk(user_mu);
-      return exe->Run(*user_ctx, ins, outs, pool);
-    }
-    auto ctx = exe->AcquireContext();
-    if (!ctx.ok()) return ctx.status();
-    oc::Status st = exe->Run(**ctx, ins, outs, pool);
-    exe->ReleaseContext(std::move(*ctx));
-    return st;
-  }
-};
-
 struct ModelRegistry {
   std::mutex mu;
   uint32_t next_id = 1;
@@ -120,6 +112,9 @@ ModelRegistry& Models() {
   return *r;
 }
 
+}  // namespace
+
+namespace oc::acl {
 HandleSet& Datasets() {
   static HandleSet* s = new HandleSet();
   return *s;
@@ -128,13 +123,16 @@ HandleSet& Descs() {
   static HandleSet* s = new HandleSet();
   return *s;
 }
+}  // namespace oc::acl
+
+namespace {
 
 IoInfo MakeIoInfo(const oc::Value& v, aclFormat format) {
   IoInfo io;
   io.name = v.name;
   io.dtype = ToAclType(v.dtype);
   io.format = format;
-  io.dims = v.shape;
+  io.dims = v.has_shape ? v.shape : std::vector<int64_t>{-2};  // -2: unknown rank
   io.bytes = v.ByteSize() > 0 ? static_cast<size_t>(v.ByteSize()) : 0;
   return io;
 }
@@ -158,6 +156,10 @@ aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin,
   auto m = std::make_shared<ModelObj>();
   m->om = std::move(loaded).value();
   const oc::Graph& g = *m->om.graph;
+  if (with_mem && m->om.dynamic)
+    return Fail(ACL_ERROR_FEATURE_UNSUPPORTED,
+                StrCat(origin, " has unknown dims, so its work memory depends on the shapes it runs at: load it "
+                               "with aclmdlLoadFromFile or aclmdlLoadFromMem"));
   if (with_mem) {
     size_t need = g.arena_size > 0 ? static_cast<size_t>(g.arena_size) : 0;
     if (work && work_size < need)
@@ -174,16 +176,20 @@ aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin,
                            " bytes) is not inside one device allocation from aclrtMalloc"));
     }
   }
-  auto exe = oc::Executable::Create(m->om.graph, m->om.prepacked);
-  if (!exe.ok()) return Fail(LoadCode(exe.status()), StrCat(origin, ": ", exe.status().message()));
-  m->exe = std::move(exe).value();
-  if (with_mem && work) {
-    auto ctx = m->exe->NewContextWithArena(work, work_size);
-    if (!ctx.ok()) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("workPtr: ", ctx.status().message()));
-    m->user_ctx = std::move(ctx).value();
-  }
   for (const oc::Value* v : g.inputs) m->inputs.push_back(MakeIoInfo(*v, InputFormat(g, *v)));
   for (const oc::Value* v : g.outputs) m->outputs.push_back(MakeIoInfo(*v, ACL_FORMAT_ND));
+  if (m->om.dynamic) {
+    if (aclError e = SetUpDynamicModel(*m, origin)) return e;
+  } else {
+    auto exe = oc::Executable::Create(m->om.graph, m->om.prepacked);
+    if (!exe.ok()) return Fail(LoadCode(exe.status()), StrCat(origin, ": ", exe.status().message()));
+    m->exe = std::move(exe).value();
+    if (with_mem && work) {
+      auto ctx = m->exe->NewContextWithArena(work, work_size);
+      if (!ctx.ok()) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("workPtr: ", ctx.status().message()));
+      m->user_ctx = std::move(ctx).value();
+    }
+  }
   ModelRegistry& reg = Models();
   std::lock_guard<std::mutex> lk(reg.mu);
   m->id = reg.next_id++;
@@ -194,6 +200,9 @@ aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin,
   return ACL_SUCCESS;
 }
 
+}  // namespace
+
+namespace oc::acl {
 std::shared_ptr<ModelObj> FindModel(uint32_t id) {
   ModelRegistry& reg = Models();
   std::lock_guard<std::mutex> lk(reg.mu);
@@ -204,11 +213,15 @@ std::shared_ptr<ModelObj> FindModel(uint32_t id) {
 aclError UnknownModel(uint32_t id) {
   return Fail(ACL_ERROR_INVALID_MODEL_ID, StrCat("modelId ", id, " is not a loaded model (never loaded or unloaded)"));
 }
+}  // namespace oc::acl
+
+namespace {
 
 // Checks one dataset against the model's inputs or outputs and collects the
-// addresses.
+// addresses. `need` (dynamic models): the bytes each buffer must at least hold
+// for the shapes of this run, instead of the sizes the model states.
 aclError CheckDataset(const aclmdlDataset* ds, const std::vector<IoInfo>& io, bool is_input,
-                      std::vector<void*>* ptrs) {
+                      std::vector<void*>* ptrs, const std::vector<size_t>* need = nullptr) {
   const char* what = is_input ? "input" : "output";
   if (!ds) return NullArg(is_input ? "input" : "output");
   if (!Datasets().Contains(ds))
@@ -222,17 +235,19 @@ aclError CheckDataset(const aclmdlDataset* ds, const std::vector<IoInfo>& io, bo
     if (!b || !DataBuffers().Contains(b))
       return Fail(ACL_ERROR_INVALID_PARAM, StrCat(what, " ", i, " ('", io[i].name,
                                                   "'): the dataset's buffer is no longer a live aclDataBuffer"));
-    bool size_ok = is_input ? b->size == io[i].bytes : b->size >= io[i].bytes;
+    const size_t bytes = need ? (*need)[i] : io[i].bytes;
+    bool size_ok = is_input && !need ? b->size == bytes : b->size >= bytes;
     if (!size_ok)
       return Fail(ACL_ERROR_INVALID_PARAM,
                   StrCat(what, " ", i, " ('", io[i].name, "'): buffer size is ", b->size, " bytes but the model ",
-                         is_input ? "expects exactly " : "needs at least ", io[i].bytes, " bytes"));
-    if (io[i].bytes > 0) {
+                         is_input && !need ? "expects exactly " : "needs at least ", bytes, " bytes",
+                         need ? " for the shapes of this run" : ""));
+    if (bytes > 0) {
       if (!b->data)
         return Fail(ACL_ERROR_INVALID_PARAM, StrCat(what, " ", i, " ('", io[i].name, "'): buffer address is NULL"));
-      if (!mem.Find(b->data, io[i].bytes))
+      if (!mem.Find(b->data, bytes))
         return Fail(ACL_ERROR_INVALID_PARAM,
-                    StrCat(what, " ", i, " ('", io[i].name, "'): buffer ", PtrString(b->data), " (", io[i].bytes,
+                    StrCat(what, " ", i, " ('", io[i].name, "'): buffer ", PtrString(b->data), " (", bytes,
                            " bytes) is not inside memory from aclrtMalloc or aclrtMallocHost"));
     }
     ptrs->push_back(b->data);
@@ -247,19 +262,34 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
   auto model = FindModel(modelId);
   if (!model) return UnknownModel(modelId);
   std::vector<void*> in_ptrs, out_ptrs;
-  if (aclError e = CheckDataset(input, model->inputs, true, &in_ptrs)) return e;
-  if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs)) return e;
+  std::shared_ptr<const oc::Executable> exe = model->exe;
+  if (model->dyn) {
+    // The shapes of this run pick (or make) the executable; buffers must hold them.
+    if (aclError e = ResolveDynamicExecutable(*model, input, &exe)) return e;
+    std::vector<size_t> in_need, out_need;
+    for (size_t i = 0; i < exe->num_inputs(); ++i) in_need.push_back(static_cast<size_t>(exe->input(i).ByteSize()));
+    for (size_t i = exe->num_inputs(); i < model->inputs.size(); ++i) in_need.push_back(model->inputs[i].bytes);
+    for (size_t i = 0; i < exe->num_outputs(); ++i)
+      out_need.push_back(static_cast<size_t>(exe->output(i).ByteSize()));
+    if (aclError e = CheckDataset(input, model->inputs, true, &in_ptrs, &in_need)) return e;
+    if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs, &out_need)) return e;
+    in_ptrs.resize(exe->num_inputs());  // the dynamic tensor is not a graph input
+  } else {
+    if (aclError e = CheckDataset(input, model->inputs, true, &in_ptrs)) return e;
+    if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs)) return e;
+  }
   if (aclError e = ResolveStream(stream, stream_out)) return e;
+  if (model->dyn) RecordOutputShapes(*model, *exe, output);
   std::vector<const void*> ins(in_ptrs.begin(), in_ptrs.end());
   model->BeginExecution();
   try {
     (*stream_out)->queue.Enqueue(
-        [model, ins = std::move(ins), outs = std::move(out_ptrs)]() -> oc::Status {
+        [model, exe, ins = std::move(ins), outs = std::move(out_ptrs)]() -> oc::Status {
           struct Done {
             ModelObj* m;
             ~Done() { m->EndExecution(); }
           } done{model.get()};
-          return model->Run(ins, outs);
+          return model->Run(*exe, ins, outs);
         },
         StrCat("execution of model ", modelId));
   } catch (...) {
@@ -459,6 +489,9 @@ aclError aclmdlGetDesc(aclmdlDesc* modelDesc, uint32_t modelId) {
     modelDesc->model_id = modelId;
     modelDesc->inputs = m->inputs;
     modelDesc->outputs = m->outputs;
+    modelDesc->gears.reset();
+    if (m->dyn && m->dyn->gears.mode != oc::GearMode::kNone)
+      modelDesc->gears = std::make_shared<const oc::GearSet>(m->dyn->gears);
     modelDesc->filled = true;
     return ACL_SUCCESS;
   });
@@ -576,6 +609,7 @@ aclError aclmdlDestroyDataset(const aclmdlDataset* dataset) {
     if (!Datasets().Remove(dataset))
       return Fail(ACL_ERROR_INVALID_PARAM, StrCat("dataset ", PtrString(dataset),
                                                   " is not a live aclmdlDataset (never created or already destroyed)"));
+    FreeDatasetDescs(const_cast<aclmdlDataset*>(dataset));
     delete dataset;
     return ACL_SUCCESS;
   });
@@ -624,5 +658,19 @@ aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDatas
 }
 
 aclError aclmdlGetCurOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
-  return Guard(__func__, [&] { return FillDims(modelDesc, index, dims, false); });
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = FillDims(modelDesc, index, dims, false)) return e;
+    if (!modelDesc->filled) return ACL_SUCCESS;
+    auto m = FindModel(modelDesc->model_id);
+    if (!m || !m->dyn) return ACL_SUCCESS;  // the desc's snapshot then
+    std::lock_guard<std::mutex> lk(m->dyn->mu);
+    if (index < m->dyn->cur_output_dims.size()) {
+      const auto& cur = m->dyn->cur_output_dims[index];
+      if (cur.size() > ACL_MAX_DIM_CNT)
+        return Fail(ACL_ERROR_INVALID_PARAM, StrCat("output ", index, " has rank ", cur.size(), " > ACL_MAX_DIM_CNT"));
+      dims->dimCount = cur.size();
+      for (size_t i = 0; i < cur.size(); ++i) dims->dims[i] = cur[i];
+    }
+    return ACL_SUCCESS;
+  });
 }
