@@ -1,5 +1,6 @@
 #include "atc_compile.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,8 @@
 #include "om/om_file.h"
 #include "parser/onnx/onnx_parser.h"
 #include "passes/pipeline.h"
+#include "runtime/dynamic_gears.h"
+#include "runtime/shape_specializer.h"
 
 namespace oc::atc {
 namespace {
@@ -83,6 +86,52 @@ AtcError ParseError(const Status& s) {
   }
 }
 
+// Entries of --input_shape with -1 dims are applied after parsing (the parser
+// takes fixed shapes only): the input keeps the model's dim names where the
+// dim stays -1.
+std::optional<AtcError> ApplyDynamicInputShapes(Graph& g, const OrderedInputShapes& entries) {
+  for (const auto& [name, dims] : entries) {
+    if (std::find(dims.begin(), dims.end(), -1) == dims.end()) continue;
+    Value* v = nullptr;
+    for (Value* in : g.inputs) if (in->name == name) v = in;
+    if (!v)
+      return AtcError{"E10001", "Value [" + name + "] for parameter [--input_shape] is invalid: '" + name +
+                                    "' is not an input of the model"};
+    if (v->has_shape && v->shape.size() != dims.size())
+      return AtcError{"E10001", "--input_shape for '" + name + "' has rank " + std::to_string(dims.size()) +
+                                    " but the model declares " + v->ShapeString()};
+    std::vector<std::string> params(dims.size());
+    for (size_t i = 0; i < dims.size(); ++i) {
+      if (v->has_shape && dims[i] >= 0 && v->shape[i] >= 0 && v->shape[i] != dims[i])
+        return AtcError{"E10001", "--input_shape for '" + name + "': dim " + std::to_string(i) + " is " +
+                                      std::to_string(dims[i]) + " but the model fixes it to " +
+                                      std::to_string(v->shape[i])};
+      if (dims[i] < 0 && v->has_shape && i < v->dim_params.size()) params[i] = v->dim_params[i];
+    }
+    v->has_shape = true;
+    v->shape = dims;
+    v->dim_params = std::move(params);
+  }
+  return std::nullopt;
+}
+
+// The gear flag given, parsed and resolved against the graph's inputs.
+std::optional<AtcError> ResolveGears(const AtcFlags& f, const Graph& g, const OrderedInputShapes& entries,
+                                     GearSet* out) {
+  GearMode mode = GearMode::kNone;
+  std::string text;
+  if (!f.dynamic_batch_size.empty()) mode = GearMode::kBatch, text = f.dynamic_batch_size;
+  if (!f.dynamic_image_size.empty()) mode = GearMode::kImageSize, text = f.dynamic_image_size;
+  if (!f.dynamic_dims.empty()) mode = GearMode::kDims, text = f.dynamic_dims;
+  if (mode == GearMode::kNone) return std::nullopt;
+  std::vector<std::vector<int64_t>> values;
+  if (auto err = ParseGearList(GearModeName(mode), text, mode == GearMode::kBatch, &values)) return err;
+  auto gears = MakeGears(g, mode, entries, values);
+  if (!gears.ok()) return AtcError{"E10001", gears.status().message()};
+  *out = std::move(gears).value();
+  return std::nullopt;
+}
+
 std::string OutputPath(const std::string& output) {
   const std::string suffix = ".om";
   if (output.size() >= suffix.size() && output.compare(output.size() - suffix.size(), suffix.size(), suffix) == 0)
@@ -95,8 +144,12 @@ std::string OutputPath(const std::string& output) {
 std::optional<AtcError> RunCompile(const AtcFlags& f) {
   if (auto err = ValidateCompileFlags(f)) return err;
   OnnxParseOptions popts;
-  if (!f.input_shape.empty())
-    if (auto err = ParseInputShape(f.input_shape, &popts.input_shapes)) return err;
+  OrderedInputShapes shape_entries;
+  if (!f.input_shape.empty()) {
+    if (auto err = ParseInputShapeOrdered(f.input_shape, &shape_entries)) return err;
+    for (const auto& [name, dims] : shape_entries)
+      if (std::find(dims.begin(), dims.end(), -1) == dims.end()) popts.input_shapes[name] = dims;
+  }
   if (!f.out_nodes.empty())
     if (auto err = ParseOutNodes(f.out_nodes, &popts.out_nodes)) return err;
   const std::string om_path = OutputPath(f.output);
@@ -111,6 +164,10 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   auto parsed = ParseOnnxFile(f.model, popts);
   if (!parsed.ok()) return ParseError(parsed.status());
   std::shared_ptr<Graph> graph(std::move(parsed).value());
+  if (auto err = ApplyDynamicInputShapes(*graph, shape_entries)) return err;
+  GearSet gears;
+  if (auto err = ResolveGears(f, *graph, shape_entries, &gears)) return err;
+  if (gears.mode != GearMode::kNone) StoreGears(*graph, gears);
   if (!f.input_format.empty()) graph->metadata["input_format"] = f.input_format;
   graph->metadata["precision_mode"] = f.precision_mode;
   progress.StageDone("parse model");
@@ -128,6 +185,9 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
 
   CompileOptions copts;
   copts.precision_mode = f.precision_mode;
+  // Unknown dims are kept (and specialised per shape at run time); a model
+  // that is static after --input_shape compiles exactly as before.
+  copts.allow_dynamic = true;
   if (progress.info()) copts.log = [&progress](const std::string& line) { progress.Info(line); };
   Status st = RunPipeline(*graph, copts);
   if (!st.ok()) return AtcError{"E12001", "graph compilation failed: " + st.message()};
@@ -135,10 +195,24 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   if (progress.debug()) std::printf("%s", graph->Dump().c_str());
 
   // Creating every kernel proves that the compiled graph will load, and gives
-  // the kernels' prepacked weights for the .om.
-  auto exe = Executable::Create(graph);
-  if (!exe.ok()) return AtcError{"E12002", "kernel creation failed: " + exe.status().message()};
-  std::vector<std::vector<uint8_t>> prepacked = (*exe)->ExportPrepacked();
+  // the kernels' prepacked weights for the .om. A dynamic graph gets its
+  // kernels per shape at run time; its gears (if any) are specialised here to
+  // prove each of them compiles.
+  std::vector<std::vector<uint8_t>> prepacked;
+  const bool dynamic = IsDynamicGraph(*graph);
+  if (!dynamic) {
+    auto exe = Executable::Create(graph);
+    if (!exe.ok()) return AtcError{"E12002", "kernel creation failed: " + exe.status().message()};
+    prepacked = (*exe)->ExportPrepacked();
+  } else {
+    ShapeSpecializer spec(graph, {}, 1);
+    for (size_t k = 0; k < gears.shapes.size(); ++k) {
+      auto exe = spec.Get(gears.shapes[k]);
+      if (!exe.ok())
+        return AtcError{"E12002", "gear " + std::to_string(k) + " of --" + GearModeName(gears.mode) +
+                                      " does not compile: " + exe.status().message()};
+    }
+  }
   progress.StageDone("build kernels");
 
   OmWriteOptions wopts;
@@ -156,8 +230,16 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   std::printf("Model: %zu nodes, %zu inputs, %zu outputs, target %s\n", graph->nodes().size(),
               graph->inputs.size(), graph->outputs.size(), wopts.target.c_str());
   std::printf("Weights: %s, prepacked: %s\n", FormatBytes(weights).c_str(), FormatBytes(packed).c_str());
-  std::printf("Activation arena: %s with reuse, %s without\n", FormatBytes(graph->arena_size).c_str(),
-              FormatBytes(graph->arena_size_no_reuse).c_str());
+  if (dynamic) {
+    std::string io;
+    for (const Value* in : graph->inputs) io += (io.empty() ? "" : ", ") + in->name + in->ShapeString();
+    std::printf("Dynamic shapes: inputs %s; memory is planned per input shape at run time\n", io.c_str());
+    if (gears.mode != GearMode::kNone)
+      std::printf("Gears (--%s): %zu\n", GearModeName(gears.mode), gears.values.size());
+  } else {
+    std::printf("Activation arena: %s with reuse, %s without\n", FormatBytes(graph->arena_size).c_str(),
+                FormatBytes(graph->arena_size_no_reuse).c_str());
+  }
   std::printf("Output: %s\n", om_path.c_str());
   return std::nullopt;
 }

@@ -21,7 +21,11 @@ constexpr FlagInfo kFlags[] = {
     {"model", "<path>", "the source model (.onnx); external-data files are read from its folder"},
     {"framework", "<5>", "source framework: 5 = ONNX (0 Caffe, 1 MindSpore, 3 TensorFlow are not supported)"},
     {"output", "<path>", "output model path without suffix; '.om' is appended"},
-    {"input_shape", "<\"name:n,c,h,w;...\">", "fixed shapes for model inputs (every dim >= 0)"},
+    {"input_shape", "<\"name:n,c,h,w;...\">",
+     "shapes for model inputs; -1 = a dim set at run time (or by a --dynamic_* gear)"},
+    {"dynamic_batch_size", "<\"1,4,8\">", "batch gears: the -1 (first) dims of --input_shape take these values"},
+    {"dynamic_image_size", "<\"h,w;h,w\">", "image-size gears: the two -1 dims of each input are height, width"},
+    {"dynamic_dims", "<\"d,d;d,d\">", "gears giving one value per -1 of --input_shape, in order"},
     {"input_format", "<NCHW|NHWC|ND|NCDHW>", "layout of the inputs, recorded in the .om"},
     {"out_nodes", "<\"node:index;...\">", "use these node outputs (or tensor names) as the model outputs"},
     {"soc_version", "<host|x86_64|aarch64>", "target; only the host CPU is supported (default: host)"},
@@ -41,10 +45,8 @@ struct Unsupported {
 };
 constexpr Unsupported kUnsupported[] = {
     {"insert_op_conf", "AIPP preprocessing is not available yet"},
-    {"dynamic_batch_size", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
-    {"dynamic_image_size", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
-    {"dynamic_dims", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
-    {"input_shape_range", "dynamic shapes are not available yet; give fixed dims in --input_shape"},
+    {"input_shape_range", "shape ranges are not available; use -1 dims in --input_shape (any size at run time) "
+                          "or gears (--dynamic_batch_size, --dynamic_image_size, --dynamic_dims)"},
     {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
     {"singleop", "single-operator compilation is not available yet"},
     {"output_type", "changing output data types is not available yet"},
@@ -149,6 +151,9 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
   } else if (name == "model") { f->model = value; }
   else if (name == "output") { f->output = value; }
   else if (name == "input_shape") { f->input_shape = value; }
+  else if (name == "dynamic_batch_size") { f->dynamic_batch_size = value; }
+  else if (name == "dynamic_image_size") { f->dynamic_image_size = value; }
+  else if (name == "dynamic_dims") { f->dynamic_dims = value; }
   else if (name == "input_format") { f->input_format = value; }
   else if (name == "out_nodes") { f->out_nodes = value; }
   else if (name == "soc_version") { f->soc_version = value; }
@@ -201,6 +206,35 @@ std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags) {
 
 std::optional<AtcError> ParseInputShape(const std::string& text,
                                         std::map<std::string, std::vector<int64_t>>* out) {
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ordered;
+  if (auto err = ParseInputShapeOrdered(text, &ordered)) return err;
+  for (auto& [name, dims] : ordered) (*out)[name] = std::move(dims);
+  return std::nullopt;
+}
+
+std::optional<AtcError> ParseGearList(const std::string& flag, const std::string& text, bool batch,
+                                      std::vector<std::vector<int64_t>>* out) {
+  std::vector<std::string> gears = Split(text, batch ? ',' : ';');
+  if (!gears.empty() && gears.back().empty()) gears.pop_back();  // a trailing separator
+  for (const std::string& g : gears) {
+    std::vector<int64_t> values;
+    for (const std::string& d : batch ? std::vector<std::string>{g} : Split(g, ',')) {
+      std::string t = d;
+      t.erase(0, t.find_first_not_of(' '));
+      t.erase(t.find_last_not_of(' ') + 1);
+      int64_t v = 0;
+      if (!ParseInt(t, &v) || v < 1)
+        return Invalid(flag, text, "gear value '" + d + "' is not an integer >= 1");
+      values.push_back(v);
+    }
+    out->push_back(std::move(values));
+  }
+  if (out->empty()) return Invalid(flag, text, "no gears");
+  return std::nullopt;
+}
+
+std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
+                                               std::vector<std::pair<std::string, std::vector<int64_t>>>* out) {
   for (const std::string& item : Split(text, ';')) {
     if (item.empty()) continue;  // tolerate a trailing ';'
     size_t colon = item.rfind(':');
@@ -212,17 +246,18 @@ std::optional<AtcError> ParseInputShape(const std::string& text,
     if (!dims_text.empty()) {
       for (const std::string& d : Split(dims_text, ',')) {
         int64_t v = 0;
-        if (d.find('~') != std::string::npos || d == "-1" || d == "?")
-          return AtcError{"E10005", "--input_shape [" + item + "]: dynamic dim '" + d +
-                                        "' is not supported yet; dynamic-shape support (-1 dims, ranges, "
-                                        "--dynamic_batch_size) is not available, so give a fixed size for every dim"};
-        if (!ParseInt(d, &v) || v < 0)
-          return Invalid("input_shape", item, "dim '" + d + "' is not a non-negative integer");
+        if (d.find('~') != std::string::npos || d == "?")
+          return AtcError{"E10005", "--input_shape [" + item + "]: dim '" + d +
+                                        "' is not supported: shape ranges are not available; write -1 for a dim "
+                                        "that is set at run time"};
+        if (!ParseInt(d, &v) || v < -1)
+          return Invalid("input_shape", item, "dim '" + d + "' is not a non-negative integer or -1");
         dims.push_back(v);
       }
     }
-    if (out->count(name)) return Invalid("input_shape", text, "input '" + name + "' is given twice");
-    (*out)[name] = std::move(dims);
+    for (const auto& e : *out)
+      if (e.first == name) return Invalid("input_shape", text, "input '" + name + "' is given twice");
+    out->emplace_back(name, std::move(dims));
   }
   if (out->empty()) return Invalid("input_shape", text, "no \"name:dims\" entries");
   return std::nullopt;
@@ -281,6 +316,14 @@ std::optional<AtcError> ValidateCompileFlags(const AtcFlags& f) {
   const std::string& fmt = f.input_format;
   if (!fmt.empty() && fmt != "NCHW" && fmt != "NHWC" && fmt != "ND" && fmt != "NCDHW")
     return Invalid("input_format", fmt, "expected NCHW, NHWC, ND or NCDHW");
+  int gear_flags = !f.dynamic_batch_size.empty() + !f.dynamic_image_size.empty() + !f.dynamic_dims.empty();
+  if (gear_flags > 1)
+    return AtcError{"E10001", "parameters [--dynamic_batch_size], [--dynamic_image_size] and [--dynamic_dims] "
+                              "are mutually exclusive; give one"};
+  if (gear_flags == 1 && f.input_shape.find("-1") == std::string::npos)
+    return AtcError{"E10001", "--dynamic_batch_size, --dynamic_image_size and --dynamic_dims need --input_shape "
+                              "with -1 for the dims the gears set (for example --input_shape=\"x:-1,3,224,224\" "
+                              "--dynamic_batch_size=\"1,4,8\")"};
   for (const char* name : {"om", "json"})
     if (std::find(f.given.begin(), f.given.end(), name) != f.given.end())
       return AtcError{"E10001", std::string("parameter [--") + name + "] is only used with --mode=1 or --mode=6"};

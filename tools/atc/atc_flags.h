@@ -27,6 +27,10 @@ struct AtcFlags {
   std::optional<int> framework;
   std::string output;
   std::string input_shape;
+  std::string dynamic_batch_size;  // "1,4,8"
+  std::string dynamic_image_size;  // "224,224;448,448"
+  std::string dynamic_dims;        // "1,224;4,448"
+
   std::string input_format;
   std::string out_nodes;
   std::string soc_version;
@@ -41,10 +45,18 @@ struct AtcFlags {
 std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags);
 
 // "name:1,3,224,224;name2:8" -> {name: [1,3,224,224], name2: [8]}. Names may
-// contain ':' (the last one separates the dims). Dynamic dims (-1, ranges) get
-// an error that says dynamic shapes are not available yet.
+// contain ':' (the last one separates the dims). A dim may be -1 (unknown:
+// set at run time, or by the gears of --dynamic_*); ranges ("1~8") get an
+// error that says they are not supported.
 std::optional<AtcError> ParseInputShape(const std::string& text,
                                         std::map<std::string, std::vector<int64_t>>* out);
+// The same entries in the order written (the order --dynamic_dims refers to).
+std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
+                                               std::vector<std::pair<std::string, std::vector<int64_t>>>* out);
+// "--dynamic_batch_size=1,4,8" -> {{1},{4},{8}}; the image-size and dims flags
+// -> one list per ';'-separated gear. Checks syntax (integers >= 1) only.
+std::optional<AtcError> ParseGearList(const std::string& flag, const std::string& text, bool batch,
+                                      std::vector<std::vector<int64_t>>* out);
 // "node:0;node2:1" -> {"node:0", "node2:1"}.
 std::optional<AtcError> ParseOutNodes(const std::string& text, std::vector<std::string>* out);
 

@@ -28,11 +28,19 @@ struct Options {
   long loop = 1;
   int device = 0;
   bool debug = false;
+  // Dynamic shapes (CANN msame's flags): at most one of these.
+  long dym_batch = 0;                     // --dymBatch N
+  std::vector<int64_t> dym_hw;            // --dymHW H,W
+  std::string dym_dims;                   // --dymDims "name:d0,d1;..."
+  std::string dym_shape;                  // --dymShape "name:d0,d1;..."
+  std::vector<size_t> output_size;        // --outputSize "bytes0,bytes1" (with --dymShape)
 };
 
 const char kUsage[] =
     "Usage: msame --model MODEL.om [--input A.npy,B.bin] [--output DIR] [--outfmt NPY|BIN|TXT]\n"
     "             [--loop N] [--device ID] [--debug] [--help]\n"
+    "             [--dymBatch N | --dymHW H,W | --dymDims \"name:d0,d1;...\" |\n"
+    "              --dymShape \"name:d0,d1;...\" [--outputSize \"bytes0,bytes1\"]]\n"
     "\n"
     "  --model    offline model made by atc\n"
     "  --input    one file per model input, comma separated: .npy (dtype and shape are\n"
@@ -42,6 +50,13 @@ const char kUsage[] =
     "  --loop     number of inferences to time (default 1)\n"
     "  --device   device id (default 0; the CPU device is the only one)\n"
     "  --debug    print the model description and every run's latency\n"
+    "  --dymBatch    batch gear to run a model compiled with atc --dynamic_batch_size\n"
+    "  --dymHW       height,width gear of a model compiled with --dynamic_image_size\n"
+    "  --dymDims     gear of a --dynamic_dims model, as the full shape of each input\n"
+    "                (\"x:4,16;mask:4,16\")\n"
+    "  --dymShape    shapes to run a model with unknown dims at (any size): \"x:1,3,224,224;y:1,10\"\n"
+    "  --outputSize  with --dymShape: bytes to allocate per output, comma separated\n"
+    "                (needed where the model cannot state an output's size)\n"
     "\n"
     "Threads per inference: set OPENCANN_NUM_THREADS. Library log: ASCEND_GLOBAL_LOG_LEVEL=0..3.\n";
 
@@ -108,6 +123,43 @@ bool ParseArgs(int argc, char** argv, Options* o, bool* help) {
         return false;
       }
       o->outfmt = v;
+    } else if (arg == "--dymBatch") {
+      if (!need(&v)) return false;
+      char* end = nullptr;
+      o->dym_batch = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || o->dym_batch < 1) {
+        std::fprintf(stderr, "[ERROR] --dymBatch must be an integer >= 1, got '%s'\n", v.c_str());
+        return false;
+      }
+    } else if (arg == "--dymHW") {
+      if (!need(&v)) return false;
+      auto parts = Split(v, ',');
+      o->dym_hw.clear();
+      for (const auto& p : parts) {
+        char* end = nullptr;
+        long long n = std::strtoll(p.c_str(), &end, 10);
+        if (p.empty() || *end != '\0' || n < 1) break;
+        o->dym_hw.push_back(n);
+      }
+      if (parts.size() != 2 || o->dym_hw.size() != 2) {
+        std::fprintf(stderr, "[ERROR] --dymHW must be HEIGHT,WIDTH (integers >= 1), got '%s'\n", v.c_str());
+        return false;
+      }
+    } else if (arg == "--dymDims") {
+      if (!need(&o->dym_dims)) return false;
+    } else if (arg == "--dymShape") {
+      if (!need(&o->dym_shape)) return false;
+    } else if (arg == "--outputSize") {
+      if (!need(&v)) return false;
+      for (const auto& p : Split(v, ',')) {
+        char* end = nullptr;
+        long long n = std::strtoll(p.c_str(), &end, 10);
+        if (p.empty() || *end != '\0' || n < 0) {
+          std::fprintf(stderr, "[ERROR] --outputSize must list byte counts >= 0, got '%s'\n", v.c_str());
+          return false;
+        }
+        o->output_size.push_back(static_cast<size_t>(n));
+      }
     } else if (arg == "--loop" || arg == "--device") {
       if (!need(&v)) return false;
       char* end = nullptr;
@@ -126,6 +178,44 @@ bool ParseArgs(int argc, char** argv, Options* o, bool* help) {
   }
   if (!*help && o->model.empty()) {
     std::fprintf(stderr, "[ERROR] --model is required (see --help)\n");
+    return false;
+  }
+  int dym = (o->dym_batch > 0) + !o->dym_hw.empty() + !o->dym_dims.empty() + !o->dym_shape.empty();
+  if (dym > 1) {
+    std::fprintf(stderr, "[ERROR] --dymBatch, --dymHW, --dymDims and --dymShape are mutually exclusive\n");
+    return false;
+  }
+  if (!o->output_size.empty() && o->dym_shape.empty()) {
+    std::fprintf(stderr, "[ERROR] --outputSize goes with --dymShape\n");
+    return false;
+  }
+  return true;
+}
+
+// "name:d0,d1;name2:d0" -> {(name, dims)}; names may contain ':' (the last separates).
+bool ParseNamedShapes(const char* flag, const std::string& text,
+                      std::vector<std::pair<std::string, std::vector<int64_t>>>* out) {
+  for (const std::string& item : Split(text, ';')) {
+    if (item.empty()) continue;
+    size_t colon = item.rfind(':');
+    bool ok = colon != std::string::npos && colon > 0;
+    std::vector<int64_t> dims;
+    if (ok && colon + 1 < item.size()) {
+      for (const std::string& d : Split(item.substr(colon + 1), ',')) {
+        char* end = nullptr;
+        long long n = std::strtoll(d.c_str(), &end, 10);
+        if (d.empty() || *end != '\0' || n < 0) ok = false;
+        dims.push_back(n);
+      }
+    }
+    if (!ok) {
+      std::fprintf(stderr, "[ERROR] %s: '%s' is not \"input_name:d0,d1,...\" with dims >= 0\n", flag, item.c_str());
+      return false;
+    }
+    out->emplace_back(item.substr(0, colon), std::move(dims));
+  }
+  if (out->empty()) {
+    std::fprintf(stderr, "[ERROR] %s lists no shapes\n", flag);
     return false;
   }
   return true;
@@ -161,7 +251,8 @@ struct Tensor {
   std::string name;
   aclDataType dtype = ACL_DT_UNDEFINED;
   std::vector<int64_t> dims;
-  size_t bytes = 0;
+  size_t bytes = 0;       // buffer size
+  size_t data_bytes = 0;  // bytes of this run's data (less than `bytes` at a smaller gear)
   void* dev = nullptr;
   aclDataBuffer* buf = nullptr;
 };
@@ -174,7 +265,14 @@ bool Describe(aclmdlDesc* desc, bool input, size_t i, Tensor* t) {
   t->dims.assign(d.dims, d.dims + d.dimCount);
   t->dtype = input ? aclmdlGetInputDataType(desc, i) : aclmdlGetOutputDataType(desc, i);
   t->bytes = input ? aclmdlGetInputSizeByIndex(desc, i) : aclmdlGetOutputSizeByIndex(desc, i);
+  t->data_bytes = t->bytes;
   return true;
+}
+
+size_t ShapeBytes(aclDataType dtype, const std::vector<int64_t>& dims) {
+  size_t n = aclDataTypeSize(dtype);
+  for (int64_t d : dims) n *= static_cast<size_t>(d < 0 ? 0 : d);
+  return n;
 }
 
 // Loads input file `path` for model input `t` into host bytes, checking it.
@@ -209,9 +307,9 @@ bool LoadInput(const std::string& path, size_t index, const Tensor& t, std::vect
     }
     bytes->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   }
-  if (bytes->size() != t.bytes) {
+  if (bytes->size() != t.data_bytes) {
     std::fprintf(stderr, "[ERROR] input %zu ('%s'): size mismatch: the model expects %zu bytes, '%s' holds %zu\n",
-                 index, t.name.c_str(), t.bytes, path.c_str(), bytes->size());
+                 index, t.name.c_str(), t.data_bytes, path.c_str(), bytes->size());
     return false;
   }
   return true;
@@ -344,13 +442,6 @@ int Run(const Options& o) {
   size_t n_in = aclmdlGetNumInputs(s.desc), n_out = aclmdlGetNumOutputs(s.desc);
   std::printf("[INFO] model %s loaded in %.2f ms: %zu inputs, %zu outputs\n", o.model.c_str(), load_ms, n_in, n_out);
 
-  if (!o.inputs.empty() && o.inputs.size() != n_in) {
-    std::fprintf(stderr, "[ERROR] --input lists %zu files but the model has %zu inputs\n", o.inputs.size(), n_in);
-    return 1;
-  }
-  s.in_ds = aclmdlCreateDataset();
-  s.out_ds = aclmdlCreateDataset();
-  if (!s.in_ds || !s.out_ds) return Check(ACL_ERROR_BAD_ALLOC, "aclmdlCreateDataset"), 1;
   s.inputs.resize(n_in);
   s.outputs.resize(n_out);
   for (size_t i = 0; i < n_in + n_out; ++i) {
@@ -361,21 +452,125 @@ int Run(const Options& o) {
     if (o.debug)
       std::printf("[DEBUG] %s %zu: '%s' dtype %d shape %s, %zu bytes\n", is_in ? "input" : "output", k,
                   t.name.c_str(), static_cast<int>(t.dtype), ShapeString(t.dims).c_str(), t.bytes);
+  }
+  // A gear model has one more input, the dynamic tensor: it takes no file.
+  size_t dyn_index = n_in;
+  for (size_t k = 0; k < n_in; ++k)
+    if (s.inputs[k].name == ACL_DYNAMIC_TENSOR_NAME) dyn_index = k;
+  const bool gear_flag = o.dym_batch > 0 || !o.dym_hw.empty() || !o.dym_dims.empty();
+  if (gear_flag && dyn_index == n_in) {
+    std::fprintf(stderr, "[ERROR] --dymBatch, --dymHW and --dymDims select a gear of a model compiled with atc "
+                         "--dynamic_batch_size, --dynamic_image_size or --dynamic_dims; this model has no gears\n");
+    return 1;
+  }
+  if (!gear_flag && dyn_index != n_in) {
+    std::fprintf(stderr, "[ERROR] the model was compiled with gears: select one with --dymBatch, --dymHW or "
+                         "--dymDims\n");
+    return 1;
+  }
+  const size_t n_data = n_in - (dyn_index != n_in ? 1 : 0);
+  if (!o.inputs.empty() && o.inputs.size() != n_data) {
+    std::fprintf(stderr, "[ERROR] --input lists %zu files but the model has %zu inputs\n", o.inputs.size(), n_data);
+    return 1;
+  }
+  // This run's input shapes: the gear's or --dymShape's in place of -1 dims.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> named;
+  if (!o.dym_dims.empty() && !ParseNamedShapes("--dymDims", o.dym_dims, &named)) return 1;
+  if (!o.dym_shape.empty() && !ParseNamedShapes("--dymShape", o.dym_shape, &named)) return 1;
+  for (const auto& [name, dims] : named) {
+    bool found = false;
+    for (size_t k = 0; k < n_in; ++k) found |= k != dyn_index && s.inputs[k].name == name;
+    if (!found) {
+      std::fprintf(stderr, "[ERROR] %s names '%s', which is not an input of the model\n",
+                   o.dym_dims.empty() ? "--dymShape" : "--dymDims", name.c_str());
+      return 1;
+    }
+  }
+  aclmdlIODims gear_dims{};
+  for (size_t k = 0; k < n_in; ++k) {
+    if (k == dyn_index) continue;
+    Tensor& t = s.inputs[k];
+    size_t holes = 0;
+    for (int64_t& d : t.dims) {
+      if (d != -1) continue;
+      if (o.dym_batch > 0) d = o.dym_batch;
+      else if (!o.dym_hw.empty()) d = o.dym_hw[std::min<size_t>(holes, 1)];
+      ++holes;
+    }
+    for (const auto& [name, dims] : named) {
+      if (name != t.name) continue;
+      if (!t.dims.empty() && t.dims[0] != -2 && dims.size() != t.dims.size()) {
+        std::fprintf(stderr, "[ERROR] input %zu ('%s'): the model has rank %zu %s, the shape given is %s\n", k,
+                     t.name.c_str(), t.dims.size(), ShapeString(t.dims).c_str(), ShapeString(dims).c_str());
+        return 1;
+      }
+      t.dims = dims;
+    }
+    for (int64_t d : t.dims)
+      if (d < 0) {
+        std::fprintf(stderr, "[ERROR] input %zu ('%s') has unknown dims %s: give its shape with --dymShape "
+                             "(or a gear with --dymBatch / --dymHW / --dymDims)\n",
+                     k, t.name.c_str(), ShapeString(t.dims).c_str());
+        return 1;
+      }
+    t.data_bytes = ShapeBytes(t.dtype, t.dims);
+    t.bytes = std::max(t.bytes, t.data_bytes);
+    for (int64_t d : t.dims)
+      if (gear_dims.dimCount < ACL_MAX_DIM_CNT) gear_dims.dims[gear_dims.dimCount++] = d;
+  }
+  for (size_t k = 0; k < n_out; ++k) {
+    Tensor& t = s.outputs[k];
+    if (k < o.output_size.size()) t.bytes = o.output_size[k];
+    else if (t.bytes == 0 && !o.dym_shape.empty()) {
+      std::fprintf(stderr, "[ERROR] output %zu ('%s', %s): its size depends on the input shapes; give the bytes to "
+                           "allocate with --outputSize\n", k, t.name.c_str(), ShapeString(t.dims).c_str());
+      return 1;
+    }
+  }
+
+  s.in_ds = aclmdlCreateDataset();
+  s.out_ds = aclmdlCreateDataset();
+  if (!s.in_ds || !s.out_ds) return Check(ACL_ERROR_BAD_ALLOC, "aclmdlCreateDataset"), 1;
+  size_t file = 0;
+  for (size_t i = 0; i < n_in + n_out; ++i) {
+    bool is_in = i < n_in;
+    size_t k = is_in ? i : i - n_in;
+    Tensor& t = is_in ? s.inputs[k] : s.outputs[k];
     if (t.bytes > 0 && !Check(aclrtMalloc(&t.dev, t.bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) return 1;
     t.buf = aclCreateDataBuffer(t.dev, t.bytes);
     if (!t.buf) return Check(ACL_ERROR_BAD_ALLOC, "aclCreateDataBuffer"), 1;
     if (!Check(aclmdlAddDatasetBuffer(is_in ? s.in_ds : s.out_ds, t.buf), "aclmdlAddDatasetBuffer")) return 1;
     if (!is_in || t.bytes == 0) continue;
-    if (o.inputs.empty()) {
-      if (!Check(aclrtMemset(t.dev, t.bytes, 0, t.bytes), "aclrtMemset")) return 1;
-    } else {
-      std::vector<uint8_t> host;
-      if (!LoadInput(o.inputs[k], k, t, &host)) return 1;
-      if (!Check(aclrtMemcpy(t.dev, t.bytes, host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy"))
-        return 1;
-    }
+    if (!Check(aclrtMemset(t.dev, t.bytes, 0, t.bytes), "aclrtMemset")) return 1;
+    if (k == dyn_index || o.inputs.empty()) continue;
+    std::vector<uint8_t> host;
+    if (!LoadInput(o.inputs[file++], k, t, &host)) return 1;
+    if (!Check(aclrtMemcpy(t.dev, t.bytes, host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy"))
+      return 1;
   }
   if (o.inputs.empty()) std::printf("[INFO] no --input given: all inputs are zero-filled\n");
+  if (o.dym_batch > 0 &&
+      !Check(aclmdlSetDynamicBatchSize(s.model_id, s.in_ds, dyn_index, static_cast<uint64_t>(o.dym_batch)),
+             "aclmdlSetDynamicBatchSize"))
+    return 1;
+  if (!o.dym_hw.empty() &&
+      !Check(aclmdlSetDynamicHWSize(s.model_id, s.in_ds, dyn_index, static_cast<uint64_t>(o.dym_hw[0]),
+                                    static_cast<uint64_t>(o.dym_hw[1])),
+             "aclmdlSetDynamicHWSize"))
+    return 1;
+  if (!o.dym_dims.empty() &&
+      !Check(aclmdlSetInputDynamicDims(s.model_id, s.in_ds, dyn_index, &gear_dims), "aclmdlSetInputDynamicDims"))
+    return 1;
+  if (!o.dym_shape.empty()) {
+    for (size_t k = 0; k < n_in; ++k) {
+      const Tensor& t = s.inputs[k];
+      aclTensorDesc* d = aclCreateTensorDesc(t.dtype, static_cast<int>(t.dims.size()), t.dims.data(), ACL_FORMAT_ND);
+      if (!d) return Check(ACL_ERROR_BAD_ALLOC, "aclCreateTensorDesc"), 1;
+      aclError rc = aclmdlSetDatasetTensorDesc(s.in_ds, d, k);
+      aclDestroyTensorDesc(d);
+      if (!Check(rc, "aclmdlSetDatasetTensorDesc")) return 1;
+    }
+  }
 
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(o.loop));
@@ -389,6 +584,28 @@ int Run(const Options& o) {
     if (o.debug) std::printf("[DEBUG] run %ld: %.3f ms\n", i + 1, t);
   }
   double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_all).count();
+  // The shapes the outputs were written with: from the current gear, or from
+  // the output dataset's descs after a --dymShape run.
+  for (size_t i = 0; i < n_out && (gear_flag || !o.dym_shape.empty()); ++i) {
+    Tensor& t = s.outputs[i];
+    if (gear_flag) {
+      aclmdlIODims d;
+      if (!Check(aclmdlGetCurOutputDims(s.desc, i, &d), "aclmdlGetCurOutputDims")) return 1;
+      t.dims.assign(d.dims, d.dims + d.dimCount);
+    } else {
+      aclTensorDesc* d = aclmdlGetDatasetTensorDesc(s.out_ds, i);
+      if (!d) return Check(ACL_ERROR_INVALID_PARAM, "aclmdlGetDatasetTensorDesc"), 1;
+      t.dims.clear();
+      for (size_t k = 0; k < aclGetTensorDescNumDims(d); ++k) {
+        int64_t v = 0;
+        if (!Check(aclGetTensorDescDimV2(d, k, &v), "aclGetTensorDescDimV2")) return 1;
+        t.dims.push_back(v);
+      }
+    }
+    t.data_bytes = ShapeBytes(t.dtype, t.dims);
+    if (o.debug)
+      std::printf("[DEBUG] output %zu ('%s') written with shape %s\n", i, t.name.c_str(), ShapeString(t.dims).c_str());
+  }
 
   if (!o.output_dir.empty()) {
     std::error_code ec;
@@ -401,9 +618,9 @@ int Run(const Options& o) {
     std::string stem = std::filesystem::path(o.model).stem().string();
     for (size_t i = 0; i < n_out; ++i) {
       Tensor& t = s.outputs[i];
-      std::vector<uint8_t> host(t.bytes);
-      if (t.bytes && !Check(aclrtMemcpy(host.data(), host.size(), t.dev, t.bytes, ACL_MEMCPY_DEVICE_TO_HOST),
-                            "aclrtMemcpy"))
+      std::vector<uint8_t> host(std::min(t.data_bytes, t.bytes));
+      if (!host.empty() &&
+          !Check(aclrtMemcpy(host.data(), host.size(), t.dev, host.size(), ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy"))
         return 1;
       if (!SaveOutput(o, stem, i, t, host)) return 1;
     }

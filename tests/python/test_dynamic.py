@@ -1,0 +1,214 @@
+"""Dynamic shapes end to end: models with symbolic dims compiled without
+--input_shape and run at several shapes, ATC gear models (--dynamic_batch_size,
+--dynamic_image_size, --dynamic_dims) run through msame and an AscendCL app;
+every result is checked against onnxruntime at the same shape."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import acl_models
+import oc_harness
+
+R = np.random.default_rng(11)
+
+
+def f32(*shape):
+    return R.standard_normal(shape).astype(np.float32)
+
+
+def model_of(nodes, inputs, outputs, inits, name, opset=17):
+    graph = helper.make_graph(nodes, name, inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits.items()])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def mlp_model():
+    """x[N,16] -> Gemm -> Relu -> MatMul + b -> y[N,5], batch symbolic."""
+    inits = {"W1": f32(16, 32), "b1": f32(32), "W2": f32(32, 5), "b2": f32(5)}
+    nodes = [helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], name="fc1"),
+             helper.make_node("Relu", ["h"], ["r"], name="relu"),
+             helper.make_node("MatMul", ["r", "W2"], ["m"], name="fc2"),
+             helper.make_node("Add", ["m", "b2"], ["y"], name="bias2")]
+    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 5])], inits, "mlp")
+
+
+def attention_model(d=8):
+    """One self-attention head over x[B,S,d] with S symbolic, plus a Reshape
+    whose target shape is computed from Shape(x) (as exported transformers do)."""
+    inits = {"Wq": f32(d, d), "Wk": f32(d, d), "Wv": f32(d, d), "scale": np.array(1 / np.sqrt(d), np.float32),
+             "i0": np.array([0], np.int64), "i1": np.array([1], np.int64), "minus1": np.array([-1], np.int64)}
+    nodes = [
+        helper.make_node("MatMul", ["x", "Wq"], ["q"], name="q"),
+        helper.make_node("MatMul", ["x", "Wk"], ["k"], name="k"),
+        helper.make_node("MatMul", ["x", "Wv"], ["v"], name="v"),
+        helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 2, 1], name="kt"),
+        helper.make_node("MatMul", ["q", "kt"], ["s"], name="scores"),
+        helper.make_node("Mul", ["s", "scale"], ["ss"], name="scale"),
+        helper.make_node("Softmax", ["ss"], ["p"], axis=-1, name="softmax"),
+        helper.make_node("MatMul", ["p", "v"], ["a"], name="attend"),
+        helper.make_node("Shape", ["x"], ["xs"], name="shape"),
+        helper.make_node("Gather", ["xs", "i0"], ["b"], axis=0, name="batch"),
+        helper.make_node("Gather", ["xs", "i1"], ["sl"], axis=0, name="seq"),
+        helper.make_node("Mul", ["b", "sl"], ["bs"], name="bs"),
+        helper.make_node("Concat", ["bs", "minus1"], ["flat_shape"], axis=0, name="cat"),
+        helper.make_node("Reshape", ["a", "flat_shape"], ["y"], name="flatten"),
+    ]
+    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["B", "S", d])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits, "attention")
+
+
+def conv_model(c_out=4):
+    """x[N,3,H,W] -> Conv 3x3 pad 1 -> Relu -> GlobalAveragePool -> Flatten -> y[N,c_out]."""
+    inits = {"w": f32(c_out, 3, 3, 3) * 0.2, "b": f32(c_out)}
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("GlobalAveragePool", ["r"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["y"], name="flat")]
+    return model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, "H", "W"])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", c_out])], inits, "convnet")
+
+
+def two_input_model():
+    """data[1,T,4] and mask[T,T]: y = MatMul(mask, data) -> [1,T,4]."""
+    nodes = [helper.make_node("MatMul", ["mask", "data"], ["y"], name="mix")]
+    return model_of(nodes, [helper.make_tensor_value_info("data", TensorProto.FLOAT, [1, "T", 4]),
+                            helper.make_tensor_value_info("mask", TensorProto.FLOAT, ["T", "T"])],
+                    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, "T", 4])], {}, "two_inputs")
+
+
+def compile_(model, tmp_path, name, *flags):
+    path = oc_harness.save_model(model, str(tmp_path), name)
+    om, proc = oc_harness.atc_compile(path, str(tmp_path / name), extra=flags)
+    return om, proc
+
+
+def msame(om, arrays, workdir, *flags):
+    os.makedirs(workdir, exist_ok=True)
+    outs, proc = oc_harness.msame_run(om, arrays, str(workdir), extra=flags)
+    return outs
+
+
+@pytest.mark.parametrize("model_fn,shapes", [
+    (mlp_model, [(2, 16), (7, 16)]),
+    (attention_model, [(1, 3, 8), (2, 11, 8)]),
+])
+def test_symbolic_dims_compile_without_input_shape_and_run_at_several_shapes(tmp_path, model_fn, shapes):
+    m = model_fn()
+    om, proc = compile_(m, tmp_path, "sym")
+    assert "Dynamic shapes" in proc.stdout, proc.stdout
+    for i, shape in enumerate(shapes):
+        x = f32(*shape)
+        (y,) = oc_harness.ort_run(m, {"x": x})
+        out_bytes = y.size * 4 + 64
+        dym = "x:" + ",".join(map(str, shape))
+        outs = msame(om, [x], tmp_path / f"run{i}", "--dymShape", dym, "--outputSize", str(out_bytes))
+        oc_harness.assert_close(outs[0], y, rtol=1e-4, atol=1e-5, what=f"{m.graph.name} at {shape}")
+
+
+def test_symbolic_model_runs_at_two_shapes_in_one_process(tmp_path):
+    m = mlp_model()
+    om, _ = compile_(m, tmp_path, "mlp")
+    xs = {n: f32(n, 16) for n in (3, 9)}
+    for n, x in xs.items():
+        x.tofile(tmp_path / f"x_{n}.bin")
+    exe = acl_models.app_path("acl_dynamic")
+    proc = subprocess.run([exe, "shape", om, str(tmp_path), "3", "9"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout
+    for n, x in xs.items():
+        (ref,) = oc_harness.ort_run(m, {"x": x})
+        got = np.fromfile(tmp_path / f"out_{n}.bin", dtype=np.float32).reshape(ref.shape)
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def batch_gear_model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gears")
+    m = conv_model()
+    om, proc = compile_(m, d, "conv_gears", "--input_shape=x:-1,3,224,224", "--dynamic_batch_size=1,4,8")
+    assert "Gears (--dynamic_batch_size): 3" in proc.stdout, proc.stdout
+    return m, om
+
+
+def test_dynamic_batch_through_msame(batch_gear_model, tmp_path):
+    m, om = batch_gear_model
+    x = f32(4, 3, 224, 224)
+    (ref,) = oc_harness.ort_run(m, {"x": x})
+    outs = msame(om, [x], tmp_path, "--dymBatch", "4")
+    oc_harness.assert_close(outs[0], ref, rtol=1e-4, atol=1e-5, what="batch 4")
+
+
+def test_dynamic_batch_through_acl_app(batch_gear_model, tmp_path):
+    m, om = batch_gear_model
+    x = f32(4, 3, 224, 224)
+    x.tofile(tmp_path / "input_0.bin")
+    exe = acl_models.app_path("acl_dynamic")
+    proc = subprocess.run([exe, "gear", om, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "PASS" in proc.stdout
+    (ref,) = oc_harness.ort_run(m, {"x": x})
+    got = np.fromfile(tmp_path / "output_0.bin", dtype=np.float32).reshape(ref.shape)
+    np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def test_msame_refuses_a_batch_that_is_not_a_gear(batch_gear_model, tmp_path):
+    _, om = batch_gear_model
+    x = f32(3, 3, 224, 224)
+    outs, proc = oc_harness.msame_run(om, [x], str(tmp_path), extra=["--dymBatch", "3"], check=False)
+    assert proc.returncode != 0
+    assert "not a gear" in proc.stderr and "1; 4; 8" in proc.stderr, proc.stderr
+    _, proc = oc_harness.msame_run(om, [f32(4, 3, 224, 224)], str(tmp_path), check=False)
+    assert proc.returncode != 0 and "--dymBatch" in proc.stderr
+
+
+def test_dynamic_image_size_through_msame(tmp_path):
+    m = conv_model()
+    om, _ = compile_(m, tmp_path, "conv_hw", "--input_shape=x:1,3,-1,-1", "--dynamic_image_size=16,16;24,40")
+    for h, w in ((24, 40), (16, 16)):
+        x = f32(1, 3, h, w)
+        (ref,) = oc_harness.ort_run(m, {"x": x})
+        outs = msame(om, [x], tmp_path / f"{h}x{w}", "--dymHW", f"{h},{w}")
+        oc_harness.assert_close(outs[0], ref, rtol=1e-4, atol=1e-5, what=f"{h}x{w}")
+
+
+def test_dynamic_dims_through_msame(tmp_path):
+    m = two_input_model()
+    # -1 placeholders in --input_shape order: data's T, then mask's two dims.
+    om, _ = compile_(m, tmp_path, "dims", "--input_shape=data:1,-1,4;mask:-1,-1", "--dynamic_dims=3,3,3;5,5,5")
+    for t in (5, 3):
+        data, mask = f32(1, t, 4), f32(t, t)
+        (ref,) = oc_harness.ort_run(m, {"data": data, "mask": mask})
+        outs = msame(om, [data, mask], tmp_path / f"t{t}", "--dymDims", f"data:1,{t},4;mask:{t},{t}")
+        oc_harness.assert_close(outs[0], ref, rtol=1e-4, atol=1e-5, what=f"T={t}")
+
+
+@pytest.mark.parametrize("flags,fragment", [
+    (["--dynamic_batch_size=1,4,8"], "need --input_shape with -1"),
+    (["--input_shape=x:-1,3,224,224", "--dynamic_batch_size=4"], "between 2 and 100"),
+    (["--input_shape=x:-1,3,224,224", "--dynamic_batch_size=1,4,4"], "repeats gear"),
+    (["--input_shape=x:-1,3,224,224", "--dynamic_batch_size=1,0"], "integer >= 1"),
+    (["--input_shape=x:1,3,-1,224", "--dynamic_batch_size=1,2"], "first (batch) dim"),
+    (["--input_shape=x:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_dims=1;2"], "mutually exclusive"),
+    (["--input_shape=x:1,3,-1,-1", "--dynamic_image_size=16,16,3;8,8"], "expected 2"),
+    (["--input_shape=x:-1,3,-1,224", "--dynamic_dims=1,16;2"], "expected 2"),
+    (["--input_shape_range=x:[1~8,3,224,224]"], "not supported"),
+    (["--input_shape=x:1~8,3,224,224"], "ranges are not available"),
+])
+def test_atc_gear_flag_errors(tmp_path, flags, fragment):
+    path = oc_harness.save_model(conv_model(), str(tmp_path), "c")
+    proc = subprocess.run([oc_harness.ATC, f"--model={path}", "--framework=5", f"--output={tmp_path / 'o'}", *flags],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert fragment in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_atc_mode6_summary_shows_unknown_dims(tmp_path):
+    om, _ = compile_(mlp_model(), tmp_path, "mlp")
+    proc = subprocess.run([oc_harness.ATC, "--mode=6", f"--om={om}"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "format version:   2" in proc.stdout
+    assert "x: float32 [N,16]" in proc.stdout
+    assert "planned at run time" in proc.stdout
