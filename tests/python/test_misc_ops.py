@@ -411,3 +411,15 @@ def test_reverse_sequence_moves_bfloat16_bits_unchanged():
     for b, n in enumerate([5, 2, 1]):
         y[:n, b] = x[:n, b][::-1]
     check_numpy(model, feeds, [y], rtol=0, atol=0)
+
+
+def test_random_uniform_from_shape_attribute():
+    node = helper.make_node("RandomUniform", [], ["u"], shape=[50, 40], low=1.0, high=2.0, seed=7.0)
+    add = helper.make_node("Add", ["u", "x"], ["y0"])
+    graph = helper.make_graph([node, add], "g", [helper.make_tensor_value_info("x", 1, [1])],
+                              [helper.make_empty_tensor_value_info("y0")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    y = ours(model, {"x": np.zeros(1, np.float32)})[0]
+    assert y.shape == (50, 40) and y.min() >= 1 and y.max() < 2 and abs(y.mean() - 1.5) < 0.03
+    assert len(np.unique(y)) > 1900  # distinct draws, not one value repeated
