@@ -44,6 +44,7 @@
 // ---------------------------------------------------------------------------
 #include "om/om_file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -82,15 +83,14 @@ bool Owned(const Graph& g, const Value* v) {
          g.values()[v->id].get() == v;
 }
 
-// The first graph input or node output that is not static (a graph compiled
-// with allow_dynamic keeps them), or nullptr.
-const Value* FirstUnknown(const Graph& g) {
+// A graph that keeps unknown dims (compiled with allow_dynamic).
+bool HasUnknownDims(const Graph& g) {
   for (const Value* v : g.inputs)
-    if (!v->IsStatic()) return v;
+    if (!v->IsStatic()) return true;
   for (auto& n : g.nodes())
     for (const Value* v : n->outputs)
-      if (v && !v->IsStatic()) return v;
-  return nullptr;
+      if (v && !v->IsStatic()) return true;
+  return false;
 }
 
 Status CheckValueForWrite(const Graph& g, const Value& v, bool dynamic) {
@@ -101,7 +101,8 @@ Status CheckValueForWrite(const Graph& g, const Value& v, bool dynamic) {
       !IsKnownDataType(static_cast<int32_t>(v.dtype)))
     return InvalidArgument("cannot write value '", v.name, "': dtype ", DataTypeName(v.dtype),
                            " cannot be stored in a .om");
-  if (may_be_unknown && g.IsGraphInput(&v) && !v.has_shape)
+  // (Sequences and optionals describe an element type: their rank may be open.)
+  if (may_be_unknown && g.IsGraphInput(&v) && !v.has_shape && v.kind == ValueKind::kTensor)
     return FailedPrecondition("cannot write graph input '", v.name,
                               "': its rank is unknown (a .om needs at least the rank of every input)");
   if (!may_be_unknown && !v.IsStatic())
@@ -144,11 +145,33 @@ class StringPool {
   std::vector<Offset<flatbuffers::String>> offsets_;
 };
 
+Expected<std::vector<uint8_t>> SerializeSubgraph(const Graph& g, BlobBuilder& blob, int depth);
+
+// Value.type_kind: the ValueKind code (0 tensor, 1 sequence, 2/3 optional).
+int8_t TypeKindOf(const Value& v) { return static_cast<int8_t>(v.kind); }
+
+// Files with subgraphs or sequence/optional values are format version 3.
+bool NeedsVersion3(const Graph& g) { return g.HasSubgraphs() || g.HasNonTensorValues(); }
+
 Expected<Offset<fb::Attribute>> WriteAttribute(FlatBufferBuilder& b, BlobBuilder& blob,
                                                StringPool& pool, const Node& n, const std::string& name,
-                                               const Attribute& a) {
+                                               const Attribute& a, int depth = 0) {
   auto name_off = b.CreateString(name);
   switch (a.kind) {
+    case Attribute::Kind::kGraph: {
+      if (!a.graph) return Internal(n.Describe(), ": graph attribute '", name, "' is empty");
+      auto bytes = SerializeSubgraph(*a.graph, blob, depth + 1);
+      if (!bytes.ok()) return bytes.status().WithContext(StrCat(n.Describe(), " attribute '", name, "'"));
+      b.ForceVectorAlignment(bytes->size(), 1, 8);
+      auto vec = b.CreateVector(*bytes);
+      fb::AttributeBuilder ab(b);
+      ab.add_name(name_off);
+      ab.add_kind(fb::AttrKind::Graph);
+      ab.add_graph(vec);
+      return ab.Finish();
+    }
+    case Attribute::Kind::kGraphs:
+      return NotSupported(n.Describe(), ": attribute '", name, "' is a list of graphs, which a .om cannot store yet");
     case Attribute::Kind::kInt:
       return fb::CreateAttribute(b, name_off, fb::AttrKind::Int, a.i);
     case Attribute::Kind::kFloat:
@@ -191,6 +214,109 @@ Expected<Offset<fb::Attribute>> WriteAttribute(FlatBufferBuilder& b, BlobBuilder
   return Internal(n.Describe(), ": attribute '", name, "' has an unknown kind");
 }
 
+// A subgraph as a nested Model buffer (om_schema.fbs, Attribute.graph): no
+// memory plan, unknown dims allowed, captures listed, weights in the file's blob.
+Expected<std::vector<uint8_t>> SerializeSubgraph(const Graph& g, BlobBuilder& blob, int depth) {
+  constexpr int kMaxDepth = 16;  // the reader's limit
+  if (depth > kMaxDepth) return NotSupported("subgraphs nested deeper than ", kMaxDepth, " levels");
+  FlatBufferBuilder b(1 << 12);
+  StringPool pool(b);
+  auto is_capture = [&](const Value* v) {
+    return std::find(g.captures.begin(), g.captures.end(), v) != g.captures.end();
+  };
+  std::vector<Offset<fb::Value>> values;
+  for (size_t i = 0; i < g.values().size(); ++i) {
+    const Value& v = *g.values()[i];
+    if (v.id != static_cast<int>(i)) return Internal("subgraph value '", v.name, "' has id ", v.id, " at ", i);
+    if (v.dtype != DataType::kUndefined && !IsKnownDataType(static_cast<int32_t>(v.dtype)))
+      return InvalidArgument("cannot write subgraph value '", v.name, "': dtype ", DataTypeName(v.dtype));
+    if (v.constant && (v.kind != ValueKind::kTensor || static_cast<int64_t>(v.constant->size()) != v.ByteSize()))
+      return Internal("subgraph constant '", v.name, "' does not match its shape ", v.ShapeString());
+    if (v.constant && v.dtype == DataType::kUndefined)
+      return Internal("subgraph constant '", v.name, "' has no dtype");
+    fb::ValueKind kind = v.constant                                ? fb::ValueKind::Constant
+                         : g.IsGraphInput(&v) || is_capture(&v) ? fb::ValueKind::Input
+                         : g.IsGraphOutput(&v) && v.producer     ? fb::ValueKind::Output
+                                                                 : fb::ValueKind::Activation;
+    uint64_t data_off = 0, data_size = 0;
+    if (v.constant) {
+      data_size = v.constant->size();
+      data_off = blob.Add(v.constant->data(), data_size);
+    }
+    std::vector<int64_t> shape = v.has_shape ? v.shape : std::vector<int64_t>{};
+    for (int64_t& d : shape) if (d < 0) d = -1;
+    auto name = b.CreateString(v.name);
+    auto shape_off = b.CreateVector(shape);
+    Offset<flatbuffers::Vector<int32_t>> dim_params = 0;
+    bool any_param = false;
+    for (const std::string& p : v.dim_params) any_param |= !p.empty();
+    if (any_param && v.has_shape) dim_params = pool.Add(v.dim_params);
+    const bool rank_unknown = !v.has_shape && !v.constant;
+    values.push_back(fb::CreateValue(b, name, static_cast<int32_t>(v.dtype), shape_off, dim_params, kind, -1,
+                                     data_off, data_size, rank_unknown, TypeKindOf(v)));
+  }
+  auto index_of = [&](const Value* v) -> Expected<int32_t> {
+    if (!v) return -1;
+    if (!Owned(g, v)) return Internal("subgraph '", g.name, "' refers to value '", v->name, "' it does not own");
+    return static_cast<int32_t>(v->id);
+  };
+  std::vector<Offset<fb::Node>> nodes;
+  for (const auto& up : g.nodes()) {
+    const Node& n = *up;
+    std::vector<int32_t> ins, outs;
+    for (const Value* v : n.inputs) {
+      OC_ASSIGN_OR_RETURN(int32_t idx, index_of(v));
+      ins.push_back(idx);
+    }
+    for (const Value* v : n.outputs) {
+      OC_ASSIGN_OR_RETURN(int32_t idx, index_of(v));
+      outs.push_back(idx);
+    }
+    std::vector<Offset<fb::Attribute>> attrs;
+    for (const auto& [name, a] : n.attrs) {
+      OC_ASSIGN_OR_RETURN(auto off, WriteAttribute(b, blob, pool, n, name, a, depth));
+      attrs.push_back(off);
+    }
+    auto name = b.CreateString(n.name);
+    auto domain = b.CreateString(n.domain);
+    auto op_type = b.CreateString(n.op_type);
+    auto in_vec = b.CreateVector(ins);
+    auto out_vec = b.CreateVector(outs);
+    auto attr_vec = b.CreateVector(attrs);
+    nodes.push_back(fb::CreateNode(b, name, domain, op_type, n.opset, in_vec, out_vec, attr_vec, 0, 0));
+  }
+  std::vector<int32_t> inputs, outputs, captures;
+  for (const Value* v : g.inputs) { OC_ASSIGN_OR_RETURN(int32_t i, index_of(v)); inputs.push_back(i); }
+  for (const Value* v : g.outputs) { OC_ASSIGN_OR_RETURN(int32_t i, index_of(v)); outputs.push_back(i); }
+  for (const Value* v : g.captures) { OC_ASSIGN_OR_RETURN(int32_t i, index_of(v)); captures.push_back(i); }
+  std::vector<Offset<fb::OpsetImport>> opsets;
+  for (const auto& [domain, version] : g.opset_imports)
+    opsets.push_back(fb::CreateOpsetImport(b, b.CreateString(domain), version));
+  auto values_vec = b.CreateVector(values);
+  auto nodes_vec = b.CreateVector(nodes);
+  auto in_vec = b.CreateVector(inputs);
+  auto out_vec = b.CreateVector(outputs);
+  auto cap_vec = b.CreateVector(captures);
+  auto opset_vec = b.CreateVector(opsets);
+  auto pool_vec = pool.Finish();
+  auto name = b.CreateString(g.name);
+  fb::ModelBuilder mb(b);
+  mb.add_name(name);
+  mb.add_ir_version(g.ir_version);
+  mb.add_opset_imports(opset_vec);
+  mb.add_values(values_vec);
+  mb.add_nodes(nodes_vec);
+  mb.add_inputs(in_vec);
+  mb.add_outputs(out_vec);
+  mb.add_arena_size(0);
+  mb.add_arena_size_no_reuse(-1);
+  mb.add_string_pool(pool_vec);
+  mb.add_dynamic(true);
+  mb.add_captures(cap_vec);
+  fb::FinishModelBuffer(b, mb.Finish());
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
 }  // namespace
 
 namespace om_internal {
@@ -206,13 +332,10 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
   if (!om_internal::IsKnownTarget(target) || target.size() >= om_internal::kOmTargetFieldSize)
     return InvalidArgument("unknown .om target '", options.target,
                            "' (expected host, x86_64, x86_64-avx2, x86_64-avx512 or aarch64)");
-  const Value* unknown = FirstUnknown(graph);
-  const bool dynamic = unknown != nullptr;
+  const bool dynamic = HasUnknownDims(graph);
   if (dynamic && graph.arena_size != 0)
-    return FailedPrecondition("cannot write value '", unknown->name, "' with shape ", unknown->ShapeString(),
-                              ": graph '", graph.name, "' has a memory plan (arena_size ", graph.arena_size,
-                              "), so it must be static; a graph with unknown dims is compiled with "
-                              "allow_dynamic and left unplanned");
+    return FailedPrecondition("graph '", graph.name,
+                              "' has unknown dims but a memory plan: compile it with allow_dynamic");
   if (graph.arena_size < 0)
     return FailedPrecondition("graph '", graph.name,
                               "' has no memory plan (arena_size unset): run the compile pipeline");
@@ -245,7 +368,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     if (any_param) dim_params = pool.Add(v.dim_params);
     values.push_back(fb::CreateValue(b, name, static_cast<int32_t>(v.dtype), shape, dim_params,
                                      kind, v.constant || dynamic ? -1 : v.arena_offset, data_off,
-                                     data_size, !v.has_shape));
+                                     data_size, !v.has_shape, TypeKindOf(v)));
   }
 
   auto index_of = [&](const Value* v, const std::string& what) -> Expected<int32_t> {
@@ -316,7 +439,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
 
   std::vector<uint8_t> file = om_internal::PackContainer(
       std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), blob.bytes(), target,
-      dynamic ? kOmFormatVersionDynamic : kOmFormatVersion);
+      NeedsVersion3(graph) ? kOmFormatVersionSubgraphs : dynamic ? kOmFormatVersionDynamic : kOmFormatVersion);
 
   // Self-check: a file atc writes must load (on a host of its target).
   auto check = om_internal::LoadOmImpl(nullptr, file.data(), file.size(), /*check_target=*/false);

@@ -19,6 +19,10 @@ namespace oc {
 // error. This reader accepts both.
 inline constexpr uint32_t kOmFormatVersion = 1;
 inline constexpr uint32_t kOmFormatVersionDynamic = 2;
+// Graphs with subgraphs (If/Loop/Scan bodies) or sequence/optional values are
+// written as version 3, static or dynamic (Model.dynamic says which), so older
+// readers refuse them by version.
+inline constexpr uint32_t kOmFormatVersionSubgraphs = 3;
 
 struct OmWriteOptions {
   std::string target;            // soc_version, e.g. "x86_64-avx512" / "host"

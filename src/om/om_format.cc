@@ -158,11 +158,13 @@ Expected<OmHeader> DecodeHeader(const uint8_t* data, size_t size) {
                        kOmHeaderSize, " bytes)");
   OmHeader h;
   h.format_version = LoadLE32(data + kOffVersion);
-  if (h.format_version != kOmFormatVersion && h.format_version != kOmFormatVersionDynamic)
+  if (h.format_version != kOmFormatVersion && h.format_version != kOmFormatVersionDynamic &&
+      h.format_version != kOmFormatVersionSubgraphs)
     return InvalidFile("unsupported .om format version ", h.format_version,
                        " (field at file offset ", kOffVersion, "); this build reads format version ",
-                       kOmFormatVersion, " (static models) and version ", kOmFormatVersionDynamic,
-                       " (models with unknown dims): recompile the model with this atc");
+                       kOmFormatVersion, " (static), ", kOmFormatVersionDynamic, " (dynamic) and ",
+                       kOmFormatVersionSubgraphs, " (subgraphs, sequences)",
+                       ": recompile the model with this atc");
   h.header_size = LoadLE32(data + kOffHeaderSize);
   if (h.header_size != kOmHeaderSize)
     return InvalidFile("header size field at file offset ", kOffHeaderSize, " is ", h.header_size,

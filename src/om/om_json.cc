@@ -83,6 +83,13 @@ std::string AttrJson(const Attribute& a, const BlobLocator& blob) {
       return StrCat("{\"type\":\"tensor\",\"dtype\":", JsonString(DataTypeName(a.tensor_dtype)),
                     ",\"shape\":", IntArray(a.tensor_shape),
                     blob.Fields("data_", a.tensor.data(), a.tensor.size()), "}");
+    case Attribute::Kind::kGraph:
+      // A summary; the nested graph's own JSON would repeat the whole format.
+      return a.graph ? StrCat("{\"type\":\"graph\",\"name\":", JsonString(a.graph->name), ",\"nodes\":",
+                              a.graph->nodes().size(), ",\"captures\":", a.graph->captures.size(), "}")
+                     : "null";
+    case Attribute::Kind::kGraphs:
+      return StrCat("{\"type\":\"graphs\",\"count\":", a.graphs.size(), "}");
   }
   return "null";
 }

@@ -12,6 +12,7 @@
 #include <functional>
 #include <new>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "om/om_file.h"
@@ -82,7 +83,15 @@ Status ShapeBytes(const Vector<int64_t>* shape, DataType dtype, uint64_t* bytes,
 class Reader {
  public:
   Reader(const uint8_t* file, const OmHeader& h, std::shared_ptr<const void> storage)
-      : file_(file), h_(h), storage_(std::move(storage)), blob_(file + h.blob_offset) {}
+      : file_(file), h_(h), storage_(std::move(storage)), blob_(file + h.blob_offset),
+        fbuf_(file + h.fb_offset), fb_size_(h.fb_size) {}
+  // A subgraph: the nested Model buffer [fbuf, fbuf + size) of a Graph attribute.
+  Reader(const Reader& parent, const uint8_t* fbuf, uint64_t size)
+      : file_(parent.file_), h_(parent.h_), storage_(parent.storage_), blob_(parent.blob_), fbuf_(fbuf),
+        fb_size_(size), subgraph_(true), depth_(parent.depth_ + 1) {}
+
+  // Nesting of subgraphs (If inside Loop inside ...) a file may use.
+  static constexpr int kMaxSubgraphDepth = 16;
 
   Expected<OmModel> Run();
 
@@ -115,7 +124,7 @@ class Reader {
   // the reader's work (and the graph it builds) linear in the file size.
   Status Charge(uint64_t bytes) {
     if (bytes > budget_)
-      return InvalidFile("graph section (", h_.fb_size,
+      return InvalidFile("graph section (", fb_size_,
                          " bytes) references more data than it holds: shared offsets");
     budget_ -= bytes;
     return Status::Ok();
@@ -157,16 +166,31 @@ class Reader {
   size_t pool_size_ = 0;
   uint64_t budget_ = 0;
   bool dynamic_ = false;
+  const uint8_t* fbuf_;
+  uint64_t fb_size_;
+  bool subgraph_ = false;
+  int depth_ = 0;
+  // Subgraphs built while their attributes were checked, for Build().
+  std::unordered_map<const fb::Attribute*, std::shared_ptr<Graph>> subgraphs_;
   std::vector<fb::ValueKind> kinds_;
   std::vector<uint64_t> bytes_;
 };
 
 Status Reader::CheckHeaderFields() {
-  if (Str(m_->target()) != h_.target)
+  if (!subgraph_ && Str(m_->target()) != h_.target)
     return InvalidFile("graph section target '", Str(m_->target()),
                        "' differs from the header target '", h_.target, "'");
   dynamic_ = m_->dynamic();
-  if (dynamic_ != (h_.format_version == kOmFormatVersionDynamic))
+  if (subgraph_) {
+    // Nested in an attribute: never memory-planned; the target is the file's.
+    if (!dynamic_ || m_->arena_size() != 0)
+      return InvalidFile("a subgraph must be dynamic with arena_size 0 (has dynamic=", dynamic_, ", arena_size ",
+                         m_->arena_size(), ")");
+  } else if (m_->captures() && m_->captures()->size()) {
+    return InvalidFile("the top-level graph lists captures (only subgraphs read enclosing graphs)");
+  } else if (h_.format_version == kOmFormatVersionSubgraphs) {
+    // Version 3 may be either; Model.dynamic says which.
+  } else if (dynamic_ != (h_.format_version == kOmFormatVersionDynamic))
     return InvalidFile("graph section says the model is ", dynamic_ ? "dynamic" : "static",
                        " but the header has format version ", h_.format_version, " (dynamic models are version ",
                        kOmFormatVersionDynamic, ", static ones ", kOmFormatVersion, ")");
@@ -211,9 +235,21 @@ Status Reader::CheckValues() {
     if (kind < fb::ValueKind::MIN || kind > fb::ValueKind::MAX)
       return InvalidFile(what(), ": unknown value kind ", static_cast<int>(kind));
     kinds_[i] = kind;
+    const int type_kind = v->type_kind();
+    if (type_kind < 0 || type_kind > static_cast<int>(ValueKind::kOptionalSequence))
+      return InvalidFile(what(), ": unknown type_kind ", type_kind);
+    if (type_kind != 0) {
+      if (h_.format_version != kOmFormatVersionSubgraphs)
+        return InvalidFile(what(), ": a sequence/optional value needs format version ", kOmFormatVersionSubgraphs);
+      if (kind == fb::ValueKind::Constant || v->arena_offset() != -1)
+        return InvalidFile(what(), ": a sequence/optional value cannot be a constant or live in the arena");
+    }
     // Dynamic models: what is inferred at run time may be unknown; weights and
     // the rank (and dtype) of graph inputs never are.
-    const bool inferred = dynamic_ && (kind == fb::ValueKind::Activation || kind == fb::ValueKind::Output);
+    // A subgraph's inputs and captures are typed by what the enclosing node
+    // passes at run time, so they may be as unknown as activations.
+    const bool inferred = dynamic_ && (kind == fb::ValueKind::Activation || kind == fb::ValueKind::Output ||
+                                       (kind == fb::ValueKind::Input && (subgraph_ || v->type_kind() != 0)));
     const bool may_have_unknown_dims = inferred || (dynamic_ && kind == fb::ValueKind::Input);
     if (!(inferred && v->dtype() == 0) && !IsKnownDataType(v->dtype()))
       return InvalidFile(what(), ": unknown dtype code ", v->dtype());
@@ -264,10 +300,23 @@ Status Reader::CheckGraphIO() {
       ++n_in;
     }
   }
+  if (auto* caps = m_->captures()) {
+    for (flatbuffers::uoffset_t i = 0; i < caps->size(); ++i) {
+      auto what = [&] { return StrCat("captured value ", i); };
+      OM_TRY(CheckIndex(caps->Get(i), false), what());
+      size_t idx = static_cast<size_t>(caps->Get(i));
+      if (kinds_[idx] != fb::ValueKind::Input)
+        return InvalidFile(what(), ": value ", idx, " is not of kind Input");
+      if (listed[idx]) return InvalidFile(what(), ": value ", idx, " is listed twice");
+      listed[idx] = true;
+      ++n_in;
+    }
+  }
   size_t kind_in = 0;
   for (fb::ValueKind k : kinds_) kind_in += k == fb::ValueKind::Input;
   if (kind_in != n_in)
-    return InvalidFile(kind_in, " values have kind Input but the graph lists ", n_in, " inputs");
+    return InvalidFile(kind_in, " values have kind Input but the graph lists ", n_in, " inputs",
+                       subgraph_ ? " and captures" : "");
   std::vector<bool> out_listed(num_values_, false);
   if (auto* outs = m_->outputs()) {
     for (flatbuffers::uoffset_t i = 0; i < outs->size(); ++i) {
@@ -308,6 +357,23 @@ Status Reader::CheckAttribute(const fb::Attribute* a,
     if (bytes != a->tensor_size())
       return InvalidFile(what(), ": tensor has ", a->tensor_size(), " bytes, its shape needs ", bytes);
     OM_TRY(CheckBlobRange(a->tensor_offset(), a->tensor_size()), what());
+  }
+  if (kind != fb::AttrKind::Graph && a->graph())
+    return InvalidFile(what(), ": only Graph attributes carry a graph");
+  if (kind == fb::AttrKind::Graph) {
+    if (h_.format_version != kOmFormatVersionSubgraphs)
+      return InvalidFile(what(), ": subgraphs need format version ", kOmFormatVersionSubgraphs);
+    const Vector<uint8_t>* bytes = a->graph();
+    if (!bytes || bytes->size() == 0) return InvalidFile(what(), ": Graph attribute without a graph");
+    if (reinterpret_cast<uintptr_t>(bytes->data()) % 8 != 0)
+      return InvalidFile(what(), ": the nested graph is not 8-byte aligned");
+    if (depth_ + 1 > kMaxSubgraphDepth)
+      return InvalidFile(what(), ": subgraphs nested deeper than ", kMaxSubgraphDepth, " levels");
+    OM_TRY(Charge(Cost(bytes)), what());
+    Reader sub(*this, bytes->data(), bytes->size());
+    auto built = sub.Run();
+    if (!built.ok()) return built.status().WithContext(what());
+    subgraphs_[a] = std::move(built->graph);
   }
   return Status::Ok();
 }
@@ -375,6 +441,15 @@ Status Reader::CheckNodes() {
   for (size_t i = 0; i < num_values_; ++i)
     if (kinds_[i] == fb::ValueKind::Output && !produced[i])
       return InvalidFile("value ", i, " has kind Output but no node produces it");
+  if (!subgraph_ && h_.format_version == kOmFormatVersionSubgraphs && subgraphs_.empty()) {
+    // The writer uses version 3 only when it must: anything else is a damaged header.
+    bool non_tensor = false;
+    for (size_t i = 0; i < num_values_ && !non_tensor; ++i)
+      non_tensor = m_->values()->Get(static_cast<flatbuffers::uoffset_t>(i))->type_kind() != 0;
+    if (!non_tensor)
+      return InvalidFile("format version ", kOmFormatVersionSubgraphs,
+                         " but the graph has no subgraph and no sequence/optional value");
+  }
   return Status::Ok();
 }
 
@@ -405,6 +480,7 @@ Expected<OmModel> Reader::Build() {
     if (auto* dp = fv->dim_params(); dp && dp->size() == v->shape.size())
       for (flatbuffers::uoffset_t k = 0; k < dp->size(); ++k) v->dim_params[k] = PoolString(dp->Get(k));
     v->arena_offset = fv->arena_offset();
+    v->kind = static_cast<ValueKind>(fv->type_kind());
     if (kinds_[i] == fb::ValueKind::Constant)
       v->constant = TensorData::View(storage_, blob_ + fv->data_offset(), fv->data_size());
     vals[i] = v;
@@ -442,6 +518,10 @@ Expected<OmModel> Reader::Build() {
               a.tensor_shape = Ints(fa->tensor_shape());
               a.tensor = TensorData::View(storage_, blob_ + fa->tensor_offset(), fa->tensor_size());
               break;
+            case fb::AttrKind::Graph:
+              a.kind = Attribute::Kind::kGraph;
+              a.graph = subgraphs_.at(fa);
+              break;
           }
           n->attrs[Str(fa->name())] = std::move(a);
         }
@@ -451,6 +531,7 @@ Expected<OmModel> Reader::Build() {
   }
   if (auto* ins = m_->inputs()) for (int32_t idx : *ins) g->inputs.push_back(vals[idx]);
   if (auto* outs = m_->outputs()) for (int32_t idx : *outs) g->outputs.push_back(vals[idx]);
+  if (auto* caps = m_->captures()) for (int32_t idx : *caps) g->captures.push_back(vals[idx]);
 
   // Ordering and producer invariants (topological order, no use before definition).
   if (Status st = g->Verify(); !st.ok())
@@ -469,21 +550,23 @@ Expected<OmModel> Reader::Build() {
 }
 
 Expected<OmModel> Reader::Run() {
-  const uint8_t* fbuf = file_ + h_.fb_offset;
-  if (!fb::ModelBufferHasIdentifier(fbuf))
-    return InvalidFile("graph section at file offset ", h_.fb_offset,
+  const uint8_t* fbuf = fbuf_;
+  if (fb_size_ < 8 || !fb::ModelBufferHasIdentifier(fbuf))
+    return InvalidFile("graph section at file offset ", Off(fbuf),
                        " lacks the FlatBuffers file identifier \"OCOM\"");
   // Every table starts with a 4-byte offset, so an unshared section holds at
   // most fb_size / 4 tables; the cap bounds the verifier's work on shared ones
-  // (see the conventions in om_schema.fbs).
-  size_t max_tables = h_.fb_size / 4 + 16;
-  flatbuffers::Verifier verifier(fbuf, h_.fb_size, /*max_depth=*/64, max_tables);
+  // (see the conventions in om_schema.fbs). A subgraph's buffer is verified
+  // on its own when its attribute is checked, after its bytes were charged to
+  // the enclosing graph's budget, so nesting keeps the work linear.
+  size_t max_tables = fb_size_ / 4 + 16;
+  flatbuffers::Verifier verifier(fbuf, fb_size_, /*max_depth=*/64, max_tables);
   if (!fb::VerifyModelBuffer(verifier))
-    return InvalidFile("graph section (file offsets [", h_.fb_offset, ", ",
-                       h_.fb_offset + h_.fb_size, ")) fails FlatBuffers verification");
+    return InvalidFile("graph section (file offsets [", Off(fbuf), ", ",
+                       Off(fbuf) + fb_size_, ")) fails FlatBuffers verification");
   m_ = fb::GetModel(fbuf);
   pool_size_ = m_->string_pool() ? m_->string_pool()->size() : 0;
-  budget_ = h_.fb_size;
+  budget_ = fb_size_;
   OC_RETURN_IF_ERROR(CheckHeaderFields());
   OC_RETURN_IF_ERROR(CheckValues());
   OC_RETURN_IF_ERROR(CheckGraphIO());
