@@ -165,6 +165,30 @@ CASES = {
                                               attrs={"equation": "ii,j,i->ij"}, opset=12),
     "einsum_transpose_int64": lambda: single("Einsum", [("a", R.integers(-9, 9, (2, 3, 4)).astype(np.int64))],
                                              attrs={"equation": "abc->cab"}, opset=12),
+    # --- attention family (opset 23+)
+    "attention_3d_bert_mask": lambda: single(
+        "Attention", [("q", f32(2, 128, 96)), ("k", f32(2, 128, 96)), ("v", f32(2, 128, 96)),
+                      ("m", f32(2, 1, 128, 128, lo=-3, hi=0))],
+        attrs={"q_num_heads": 4, "kv_num_heads": 4}, opset=23),
+    "attention_4d_gqa_causal_long": lambda: single(
+        "Attention", [("q", f32(1, 8, 300, 32)), ("k", f32(1, 2, 300, 32)), ("v", f32(1, 2, 300, 24))],
+        attrs={"is_causal": 1}, opset=23),
+    "attention_past_present_bool_mask": lambda: single(
+        "Attention", [("q", f32(2, 4, 5, 16)), ("k", f32(2, 4, 5, 16)), ("v", f32(2, 4, 5, 16)),
+                      ("m", R.random((5, 12)) > 0.3), ("pk", f32(2, 4, 7, 16)), ("pv", f32(2, 4, 7, 16))],
+        attrs={"softcap": 3.0}, opset=23, n_out=3),
+    "rms_norm_last_axis": lambda: single("RMSNormalization", [("x", f32(3, 7, 64))], [("s", f32(64))], opset=23),
+    "rms_norm_axis1": lambda: single("RMSNormalization", [("x", f32(2, 3, 5))], [("s", f32(3, 5))],
+                                     attrs={"axis": 1, "epsilon": 0.01}, opset=23),
+    "rotary_position_ids": lambda: single(
+        "RotaryEmbedding", [("x", f32(2, 4, 3, 16)), ("c", f32(20, 8)), ("s", f32(20, 8)),
+                            ("p", R.integers(0, 20, (2, 3)).astype(np.int64))], opset=23),
+    "rotary_3d_interleaved_partial": lambda: single(
+        "RotaryEmbedding", [("x", f32(2, 5, 48)), ("c", f32(2, 5, 4)), ("s", f32(2, 5, 4))],
+        attrs={"num_heads": 3, "interleaved": 1, "rotary_embedding_dim": 8}, opset=23),
+    "tensor_scatter_linear": lambda: single(
+        "TensorScatter", [("c", f32(3, 2, 6, 4)), ("u", f32(3, 2, 2, 4)), ("w", np.array([0, 3, 4], np.int64))],
+        opset=24),
 }
 
 

@@ -7,6 +7,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "base/cpu_features.h"
+#include "ops/cpu/attention_core_isa.h"
 #include "ops/cpu/elementwise_math.h"
 
 namespace oc::attn {
@@ -14,12 +16,16 @@ namespace {
 
 int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+// Packed K + V floats per thread up to which a whole (batch, kv head) is packed at once (1 MiB).
+constexpr int64_t kWholeKvFloats = 256 * 1024;
+
 // Offsets (in elements of T, or int64 for the intervals) of one thread's
 // scratch slice. Every part starts on a 64-byte boundary.
 struct Layout {
   int64_t lds = 0, ldo = 0;  // leading dims of the score tile and the accumulator
   int64_t qpack = 0, kpack = 0, vpack = 0, ppack = 0, s = 0, o = 0, m = 0, l = 0, lo = 0, hi = 0;
   int64_t bytes = 0;
+  bool whole_kv = false;  // kpack / vpack hold all keys of one (batch, kv head)
 };
 
 Layout MakeLayout(const Params& p, const gemm::GemmUkernel* uk, int64_t qb, int64_t kb, size_t elem) {
@@ -35,8 +41,13 @@ Layout MakeLayout(const Params& p, const gemm::GemmUkernel* uk, int64_t qb, int6
   };
   if (uk) {
     L.qpack = take(gemm::PackedASize(*uk, qb, p.head_dim));
-    L.kpack = take(gemm::PackedBSize(*uk, kb, p.head_dim));
-    L.vpack = take(gemm::PackedBSize(*uk, p.v_dim, kb));
+    // K and V of one (batch, kv head) packed whole when they fit the budget:
+    // packed once, then shared by every query block and every query head of
+    // the group. Otherwise one key block is packed at a time.
+    const int64_t whole = gemm::PackedBSize(*uk, p.kv_len, p.head_dim) + gemm::PackedBSize(*uk, p.v_dim, p.kv_len);
+    L.whole_kv = whole <= kWholeKvFloats;
+    L.kpack = take(L.whole_kv ? gemm::PackedBSize(*uk, p.kv_len, p.head_dim) : gemm::PackedBSize(*uk, kb, p.head_dim));
+    L.vpack = take(L.whole_kv ? gemm::PackedBSize(*uk, p.v_dim, p.kv_len) : gemm::PackedBSize(*uk, p.v_dim, kb));
     L.ppack = take(gemm::PackedASize(*uk, qb, kb));
   }
   L.s = take(qb * L.lds);
@@ -66,10 +77,45 @@ void RowInterval(const Params& p, int64_t b, int64_t i, int64_t* lo, int64_t* hi
   *hi = std::max(h, l);
 }
 
+float DefaultRowMax(const float* x, int64_t n) { return ew::MathKernels().row_max(x, n); }
+float DefaultExpSum(float* x, int64_t n, float shift) { return ew::MathKernels().exp_sum(x, x, n, shift); }
+
+// The float32 row passes and K^T packer for this process's ISA.
+struct F32RowOps {
+  float (*row_max)(const float*, int64_t) = DefaultRowMax;
+  float (*exp_sum)(float*, int64_t, float) = DefaultExpSum;
+  void (*pack_kt32)(const float*, int64_t, int64_t, int64_t, float*) = nullptr;  // NR == 32 only
+};
+
+const F32RowOps& RowOps() {
+  static const F32RowOps ops = [] {
+    F32RowOps o;
+#if defined(__x86_64__) || defined(_M_X64)
+    if (SelectedIsa() == Isa::kAvx512) {
+      o.row_max = f32_attn_row_max_avx512;
+      o.exp_sum = f32_attn_exp_sum_avx512;
+      o.pack_kt32 = f32_attn_pack_kt32_avx512;
+    }
+#endif
+    return o;
+  }();
+  return ops;
+}
+
+// K^T block into B panels: the ISA packer when it matches the micro-kernel.
+void PackKt(const gemm::GemmUkernel& uk, const float* k, int64_t ldk, int64_t n, int64_t d, float* dst) {
+  const auto& ops = RowOps();
+  if (uk.nr == 32 && uk.isa == Isa::kAvx512 && ops.pack_kt32 && ldk * 32 < (int64_t{1} << 31)) {
+    ops.pack_kt32(k, ldk, n, d, dst);
+    return;
+  }
+  gemm::PackB(uk, k, ldk, true, n, d, dst);
+}
+
 template <typename T>
 T RowMax(const T* x, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    return ew::MathKernels().row_max(x, n);
+    return RowOps().row_max(x, n);
   } else {
     T m = -std::numeric_limits<T>::infinity();
     for (int64_t i = 0; i < n; ++i) m = x[i] > m ? x[i] : m;
@@ -81,7 +127,7 @@ T RowMax(const T* x, int64_t n) {
 template <typename T>
 T ExpSum(T* x, int64_t n, T shift) {
   if constexpr (std::is_same_v<T, float>) {
-    return ew::MathKernels().exp_sum(x, x, n, shift);
+    return RowOps().exp_sum(x, n, shift);
   } else {
     T s = 0;
     for (int64_t i = 0; i < n; ++i) s += x[i] = std::exp(x[i] - shift);
@@ -130,16 +176,25 @@ class TaskRunner {
     }
     if (materialise) jmin = 0, jmax = p_.kv_len;
     if constexpr (std::is_same_v<T, float>) {
-      if (jmin < jmax) gemm::PackA(*uk_, q, p_.q.ss, false, rows, p_.head_dim, base_ + L_.qpack);
+      if (jmin < jmax) {
+        gemm::PackA(*uk_, q, p_.q.ss, false, rows, p_.head_dim, base_ + L_.qpack);
+        if (L_.whole_kv && (b != packed_b_ || hk != packed_hk_)) {
+          PackKt(*uk_, k, p_.k.ss, p_.kv_len, p_.head_dim, base_ + L_.kpack);
+          gemm::PackB(*uk_, v, p_.v.ss, false, p_.v_dim, p_.kv_len, base_ + L_.vpack);
+          packed_b_ = b, packed_hk_ = hk;
+        }
+        // Blocks start on a B-panel edge so that they address whole packed panels.
+        if (L_.whole_kv) jmin -= jmin % uk_->nr;
+      }
     }
     T* qk_rows = materialise ? static_cast<T*>(p_.qk_out) +
                                    ((b * p_.q_heads + h) * p_.q_len + i0) * p_.kv_len
                              : nullptr;
     for (int64_t j0 = jmin; j0 < jmax; j0 += kb_) {
       const int64_t nb = std::min(kb_, jmax - j0);
-      Scores(q, k + j0 * p_.k.ss, rows, nb, s);
+      Scores(q, k, j0, rows, nb, s);
       for (int64_t r = 0; r < rows; ++r) SoftmaxStep(b, h, i0 + r, r, j0, nb, s + r * L_.lds, qk_rows);
-      AccumulatePV(v + j0 * p_.v.ss, rows, nb, s, o);
+      AccumulatePV(v, j0, rows, nb, s, o);
     }
     T* y = static_cast<T*>(p_.y) + b * p_.y_sb + h * p_.y_sh;
     for (int64_t r = 0; r < rows; ++r) {
@@ -157,13 +212,15 @@ class TaskRunner {
   }
 
  private:
-  // s[r][c] = scale * q_r . k_c for rows < rows, c < nb.
-  void Scores(const T* q, const T* k, int64_t rows, int64_t nb, T* s) {
+  // s[r][c] = scale * q_r . k_{j0 + c} for rows < rows, c < nb.
+  void Scores(const T* q, const T* k, int64_t j0, int64_t rows, int64_t nb, T* s) {
     const int64_t D = p_.head_dim;
+    k += j0 * p_.k.ss;
     if constexpr (std::is_same_v<T, float>) {
       float* kpack = base_ + L_.kpack;
       const float* qpack = base_ + L_.qpack;
-      gemm::PackB(*uk_, k, p_.k.ss, true, nb, D, kpack);
+      if (L_.whole_kv) kpack += j0 * D;  // j0 is a multiple of NR: panel j0 / NR
+      else PackKt(*uk_, k, p_.k.ss, nb, D, kpack);
       const int mr = uk_->mr, nr = uk_->nr;
       const float alpha = static_cast<float>(p_.scale);
       for (int64_t j = 0; j < nb; j += nr) {
@@ -230,17 +287,25 @@ class TaskRunner {
     m[r] = m_new;
   }
 
-  // o[rows x v_dim] += s[rows x nb] * v[nb x v_dim].
-  void AccumulatePV(const T* v, int64_t rows, int64_t nb, const T* s, T* o) {
+  // o[rows x v_dim] += s[rows x nb] * v[j0 .. j0 + nb, v_dim].
+  void AccumulatePV(const T* v, int64_t j0, int64_t rows, int64_t nb, const T* s, T* o) {
     const int64_t Dv = p_.v_dim;
+    v += j0 * p_.v.ss;
     if constexpr (std::is_same_v<T, float>) {
       float* ppack = base_ + L_.ppack;
-      float* vpack = base_ + L_.vpack;
+      const float* vpack = base_ + L_.vpack;
       gemm::PackA(*uk_, s, L_.lds, false, rows, nb, ppack);
-      gemm::PackB(*uk_, v, p_.v.ss, false, Dv, nb, vpack);
+      // Panel q of V holds columns [q NR, q NR + NR) for all packed keys.
+      int64_t keys = nb;
+      if (L_.whole_kv) {
+        keys = p_.kv_len;
+        vpack += j0 * uk_->nr;
+      } else {
+        gemm::PackB(*uk_, v, p_.v.ss, false, Dv, nb, base_ + L_.vpack);
+      }
       const int mr = uk_->mr, nr = uk_->nr;
       for (int64_t j = 0; j < Dv; j += nr) {
-        const float* bp = vpack + j * nb;
+        const float* bp = vpack + j * keys;
         for (int64_t i = 0; i < rows; i += mr)
           uk_->fn(nb, ppack + i * nb, bp, o + i * L_.ldo + j, L_.ldo, std::min<int64_t>(mr, rows - i),
                   std::min<int64_t>(nr, Dv - j), 1.f, 1.f);
@@ -264,6 +329,7 @@ class TaskRunner {
   const gemm::GemmUkernel* uk_;
   int64_t qb_, kb_;
   T* base_;
+  int64_t packed_b_ = -1, packed_hk_ = -1;  // whose K / V the whole-kv buffers hold
 };
 
 }  // namespace

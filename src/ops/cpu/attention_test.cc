@@ -10,7 +10,10 @@
 #include <random>
 
 #include "executor/executable.h"
+#include "base/cpu_features.h"
 #include "ops/cpu/attention_core.h"
+#include "ops/cpu/attention_core_isa.h"
+#include "ops/cpu/gemm_kernel.h"
 #include "ops/cpu/elementwise_math.h"
 #include "ops/op_registry.h"
 #include "ops/cpu/tensor_test_util.h"
@@ -385,6 +388,48 @@ TEST(Attention, ExpSumMapsNegativeInfinityToZero) {
   }
   EXPECT_NEAR(sum, want, 1e-5 * want);
 }
+
+#if defined(__x86_64__)
+// The AVX-512 row passes and K^T packer against plain loops, below, at and
+// above their vector widths (16 lanes, 32-column panels, 64-element unroll).
+TEST(Attention, Avx512RowPassesAndPackerMatchScalar) {
+  if (!gemm::IsaSupported(Isa::kAvx512)) GTEST_SKIP() << "no AVX-512 here";
+  std::mt19937 rng(3);
+  for (int64_t n : {0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257}) {
+    std::vector<double> src = Random(n, rng, -30, 30);
+    std::vector<float> x(src.begin(), src.end());
+    for (int64_t i = 0; i < n; i += 5) x[i] = -std::numeric_limits<float>::infinity();
+    float want_max = -std::numeric_limits<float>::infinity();
+    for (float v : x) want_max = std::max(want_max, v);
+    EXPECT_EQ(attn::f32_attn_row_max_avx512(x.data(), n), want_max) << n;
+    // The kernel is never called on a row whose max is -inf.
+    const float shift = std::isinf(want_max) ? 0.f : want_max;
+    double want_sum = 0;
+    std::vector<double> want(n);
+    for (int64_t i = 0; i < n; ++i) want_sum += want[i] = std::exp(double(x[i]) - shift);
+    const float sum = attn::f32_attn_exp_sum_avx512(x.data(), n, shift);
+    EXPECT_NEAR(sum, want_sum, 1e-6 * std::max(1.0, want_sum)) << n;
+    for (int64_t i = 0; i < n; ++i) {
+      if (want[i] == 0) EXPECT_EQ(x[i], 0.f) << n << " " << i;
+      else  // plus the float rounding of x - shift (half an ulp of the argument)
+        EXPECT_NEAR(x[i], want[i], want[i] * (4e-7 + 6e-8 * std::fabs(std::log(want[i])))) << n << " " << i;
+    }
+  }
+  const gemm::GemmUkernel* uk = gemm::UkernelForIsa(Isa::kAvx512);
+  ASSERT_TRUE(uk && uk->nr == 32);
+  for (int64_t n : {1, 16, 17, 32, 33, 70}) {
+    for (int64_t d : {1, 8, 64}) {
+      const int64_t ld = d + 3;
+      std::vector<double> src = Random(n * ld, rng);
+      std::vector<float> k(src.begin(), src.end());
+      std::vector<float> got(gemm::PackedBSize(*uk, n, d), -1.f), want(got.size(), -2.f);
+      attn::f32_attn_pack_kt32_avx512(k.data(), ld, n, d, got.data());
+      gemm::PackB(*uk, k.data(), ld, true, n, d, want.data());
+      EXPECT_EQ(got, want) << n << "x" << d;
+    }
+  }
+}
+#endif
 
 }  // namespace
 }  // namespace oc

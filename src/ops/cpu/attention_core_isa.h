@@ -1,0 +1,19 @@
+// ISA-specific pieces of the fused attention kernel (attention_core.cc picks
+// them once per plan from SelectedIsa()).
+#pragma once
+
+#include <cstdint>
+
+namespace oc::attn {
+
+#if defined(__x86_64__) || defined(_M_X64)
+// Max of x[0, n) (-inf when n == 0).
+float f32_attn_row_max_avx512(const float* x, int64_t n);
+// x[i] = exp(x[i] - shift) in place, for x[i] <= shift (-inf gives 0); returns the sum.
+float f32_attn_exp_sum_avx512(float* x, int64_t n, float shift);
+// Packs K^T (k is n rows of d floats, leading dim ldk) into 32-column GEMM B
+// panels: dst[panel][p * 32 + j] = k[(panel * 32 + j) * ldk + p], zero past n.
+void f32_attn_pack_kt32_avx512(const float* k, int64_t ldk, int64_t n, int64_t d, float* dst);
+#endif
+
+}  // namespace oc::attn
