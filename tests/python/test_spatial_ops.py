@@ -89,6 +89,8 @@ CASES.update({
     "stft_length_complex": lambda: single("STFT", [("x", f32(1, 50, 2))],
                                           [("step", i64(5)), ("len", i64(10))],
                                           attrs={"_order": ["x", "step", "", "len"], "onesided": 0}, opset=17),
+    "dft_prime_length_opset20": lambda: single("DFT", [("x", f32(3, 37, 2))], [("n", i64(41)), ("a", i64(1))],
+                                               attrs={"inverse": 1}, opset=20),
     "resize_linear_antialias_scales": lambda: single(
         "Resize", [("x", f32(1, 2, 13, 17))], [("roi", np.array([], np.float32)),
                                                ("sc", np.array([1, 1, 0.45, 0.6], np.float32))],
@@ -189,3 +191,18 @@ def test_dropout_training_mask_matches_numpy_legacy_generator():
     keep = np.random.RandomState(3).uniform(0, 1, x.shape) >= np.float32(0.3)
     np.testing.assert_array_equal(outs[1], keep)
     np.testing.assert_allclose(outs[0], x * keep / np.float32(0.7), rtol=1e-6)
+
+
+def test_stft_audio_frames_match_numpy_fft():
+    # n_fft 400 (= 4 * 4 * 5 * 5, the mixed-radix path), hop 160: a speech
+    # front end. onnxruntime sums in float32 (errors ~1e-4 on cancelling bins),
+    # so the reference here is numpy's FFT in float64.
+    x = f32(1, 16000, 1)
+    w = np.hanning(400).astype(np.float32)
+    model, feeds = single("STFT", [("x", x)], [("step", i64(160)), ("w", w)],
+                          attrs={"_order": ["x", "step", "w"]}, opset=17)
+    outs = compile_and_run(model, feeds)
+    frames = np.stack([x[0, i * 160:i * 160 + 400, 0].astype(np.float64) * w for i in range(1 + (16000 - 400) // 160)])
+    spec = np.fft.rfft(frames, axis=-1)
+    want = np.stack([spec.real, spec.imag], axis=-1)[None].astype(np.float32)
+    np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=2e-5)

@@ -3,11 +3,10 @@
 // of 2 (real, imaginary); a trailing 1 means a real signal.
 //
 // Every transform is a set of independent 1-D lines of length n. The factory
-// builds a twiddle table for n (and a bit-reversal plan when n is a power of two,
-// for an O(n log n) FFT; other lengths use the direct O(n * bins) sum, fine for
-// the frame lengths these ops see). Lines are split over threads; each thread
-// slot owns a slice of the per-run scratch for its work vectors, so Run() never
-// allocates. Arithmetic is in double whatever the tensor type.
+// builds a twiddle table for n; lengths made of small primes (2^k, 400 =
+// 4*4*5*5, ...) run a mixed-radix FFT, others the direct O(n * bins) sum. Lines
+// are split over threads; each thread slot owns a slice of the per-run scratch
+// for its work vectors, so Run() never allocates. Arithmetic is in double whatever the tensor type.
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -21,7 +20,12 @@ namespace {
 
 using cd = std::complex<double>;
 
-// One length-n transform: twiddles and, for powers of two, the FFT plan.
+// One length-n transform. Lengths whose prime factors are all at most
+// kMaxRadix take a recursive mixed-radix Cooley-Tukey FFT (decimation in time,
+// O(n * sum of factors)); other lengths use the direct sum over the bins asked
+// for. Both read one table of the n-th roots of unity.
+constexpr int64_t kMaxRadix = 31;
+
 class DftPlan {
  public:
   explicit DftPlan(int64_t n) : n_(n) {
@@ -30,38 +34,21 @@ class DftPlan {
       double a = -2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
       tw_[k] = cd(std::cos(a), std::sin(a));
     }
-    pow2_ = n >= 8 && (n & (n - 1)) == 0;
-    if (pow2_) {
-      rev_.resize(n);
-      int bits = 0;
-      while ((int64_t{1} << bits) < n) ++bits;
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t r = 0;
-        for (int b = 0; b < bits; ++b)
-          if (i & (int64_t{1} << b)) r |= int64_t{1} << (bits - 1 - b);
-        rev_[i] = r;
-      }
-    }
+    // Radix 4 first (fewest passes), then the remaining primes.
+    int64_t m = n;
+    while (m % 4 == 0) { factors_.push_back(4); m /= 4; }
+    for (int64_t f = 2; f <= kMaxRadix && m > 1; ++f)
+      while (m % f == 0) { factors_.push_back(f); m /= f; }
+    fast_ = m == 1 && n > 1;
   }
 
   int64_t n() const { return n_; }
 
   // out[k] = sum_j in[j] * exp(-+2 pi i j k / n) for k < bins (minus sign for
-  // forward). `work` holds n values when the FFT path is taken.
+  // forward). `work` holds n values.
   void Transform(const cd* in, cd* out, int64_t bins, bool inverse, cd* work) const {
-    if (pow2_) {
-      for (int64_t i = 0; i < n_; ++i) work[rev_[i]] = in[i];
-      for (int64_t len = 2; len <= n_; len <<= 1) {
-        const int64_t step = n_ / len;
-        for (int64_t s = 0; s < n_; s += len)
-          for (int64_t j = 0; j < len / 2; ++j) {
-            cd w = tw_[j * step];
-            if (inverse) w = std::conj(w);
-            cd a = work[s + j], b = work[s + j + len / 2] * w;
-            work[s + j] = a + b;
-            work[s + j + len / 2] = a - b;
-          }
-      }
+    if (fast_) {
+      Fft(in, 1, work, n_, 0, inverse);
       std::copy(work, work + bins, out);
       return;
     }
@@ -79,10 +66,45 @@ class DftPlan {
   }
 
  private:
+  cd Root(int64_t k, bool inverse) const { return inverse ? std::conj(tw_[k]) : tw_[k]; }
+
+  // DFT of the n values in[0], in[stride], ... into out[0..n): the p
+  // decimated sub-sequences are transformed into consecutive blocks of n/p,
+  // then each output column k combines them with twiddles and a size-p DFT.
+  // The combine reads and writes the same p slots, so it works in place.
+  void Fft(const cd* in, int64_t stride, cd* out, int64_t n, size_t level, bool inverse) const {
+    if (n == 1) { out[0] = in[0]; return; }
+    const int64_t p = factors_[level], m = n / p;
+    for (int64_t r = 0; r < p; ++r) Fft(in + r * stride, stride * p, out + r * m, m, level + 1, inverse);
+    const int64_t step = n_ / n, pstep = n_ / p;
+    cd t[kMaxRadix];
+    for (int64_t k = 0; k < m; ++k) {
+      for (int64_t r = 0; r < p; ++r) t[r] = out[r * m + k] * Root(r * k * step, inverse);
+      if (p == 2) {
+        out[k] = t[0] + t[1];
+        out[k + m] = t[0] - t[1];
+      } else if (p == 4) {
+        const cd a = t[0] + t[2], b = t[0] - t[2], c = t[1] + t[3];
+        // -i (forward) or +i (inverse) times t1 - t3.
+        const cd d = (t[1] - t[3]) * (inverse ? cd(0, 1) : cd(0, -1));
+        out[k] = a + c;
+        out[k + m] = b + d;
+        out[k + 2 * m] = a - c;
+        out[k + 3 * m] = b - d;
+      } else {
+        for (int64_t q = 0; q < p; ++q) {
+          cd acc = t[0];
+          for (int64_t r = 1; r < p; ++r) acc += t[r] * Root(((r * q) % p) * pstep, inverse);
+          out[k + q * m] = acc;
+        }
+      }
+    }
+  }
+
   int64_t n_;
   std::vector<cd> tw_;
-  bool pow2_ = false;
-  std::vector<int64_t> rev_;
+  std::vector<int64_t> factors_;
+  bool fast_ = false;
 };
 
 // The line decomposition shared by DFT and STFT work lists: `lines` lines are
@@ -101,9 +123,7 @@ void ForLines(const KernelIO& io, int64_t lines, int slots, int64_t n, int64_t c
   });
 }
 
-int64_t LineCost(int64_t n, int64_t bins) {
-  return (n >= 8 && (n & (n - 1)) == 0) ? n * 8 : n * bins;
-}
+int64_t LineCost(int64_t n, int64_t bins) { return std::min(n * bins, n * 16); }
 
 // ---- DFT -----------------------------------------------------------------------
 

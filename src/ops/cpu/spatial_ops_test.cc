@@ -96,7 +96,9 @@ std::vector<std::complex<double>> NaiveDft(const std::vector<std::complex<double
 }
 
 TEST(DftOp, ComplexForwardAndInverseMatchNaiveSum) {
-  for (int64_t len : {7, 16, 12}) {
+  // Radix 4, 2, 3, 5, a prime radix (7), a length past the largest radix
+  // (37: direct sum), and 400 = 4 * 4 * 5 * 5 (audio frames).
+  for (int64_t len : {7, 16, 12, 8, 37, 400}) {
     for (int inverse = 0; inverse < 2; ++inverse) {
       const int64_t batch = 3;
       std::vector<float> x = RandomFloats(batch * len * 2, static_cast<uint32_t>(len + inverse));
