@@ -115,11 +115,13 @@ aclError aclUpdateDataBuffer(aclDataBuffer* dataBuffer, void* data, size_t size)
 }
 
 void* aclGetDataBufferAddr(const aclDataBuffer* dataBuffer) {
+  OC_ACL_TRACE_API(__func__);
   const aclDataBuffer* b = LiveBuffer(dataBuffer);
   return b ? b->data : nullptr;
 }
 
 uint32_t aclGetDataBufferSize(const aclDataBuffer* dataBuffer) {
+  OC_ACL_TRACE_API(__func__);
   const aclDataBuffer* b = LiveBuffer(dataBuffer);
   if (!b) return 0;
   return b->size > std::numeric_limits<uint32_t>::max() ? std::numeric_limits<uint32_t>::max()
@@ -127,6 +129,7 @@ uint32_t aclGetDataBufferSize(const aclDataBuffer* dataBuffer) {
 }
 
 size_t aclGetDataBufferSizeV2(const aclDataBuffer* dataBuffer) {
+  OC_ACL_TRACE_API(__func__);
   const aclDataBuffer* b = LiveBuffer(dataBuffer);
   return b ? b->size : 0;
 }
@@ -134,6 +137,7 @@ size_t aclGetDataBufferSizeV2(const aclDataBuffer* dataBuffer) {
 // ---- Element sizes ------------------------------------------------------------------------
 
 size_t aclDataTypeSize(aclDataType dataType) {
+  OC_ACL_TRACE_API(__func__);
   switch (EnumBits(dataType)) {
     case ACL_BOOL:
     case ACL_INT8:
@@ -198,35 +202,42 @@ aclTensorDesc* aclCreateTensorDesc(aclDataType dataType, int numDims, const int6
 }
 
 void aclDestroyTensorDesc(const aclTensorDesc* desc) {
+  OC_ACL_TRACE_API(__func__);
   if (desc && TensorDescs().Remove(desc)) delete desc;
 }
 
 aclDataType aclGetTensorDescType(const aclTensorDesc* desc) {
+  OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   return d ? d->dtype : ACL_DT_UNDEFINED;
 }
 
 aclFormat aclGetTensorDescFormat(const aclTensorDesc* desc) {
+  OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   return d ? d->format : ACL_FORMAT_UNDEFINED;
 }
 
 size_t aclGetTensorDescSize(const aclTensorDesc* desc) {
+  OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   return d ? ElementCount(*d) * aclDataTypeSize(d->dtype) : 0;
 }
 
 size_t aclGetTensorDescElementCount(const aclTensorDesc* desc) {
+  OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   return d ? ElementCount(*d) : 0;
 }
 
 size_t aclGetTensorDescNumDims(const aclTensorDesc* desc) {
+  OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   return d ? d->dims.size() : 0;
 }
 
 int64_t aclGetTensorDescDim(const aclTensorDesc* desc, size_t index) {
+  OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   return d && index < d->dims.size() ? d->dims[index] : -1;
 }
@@ -253,6 +264,7 @@ void aclSetTensorDescName(aclTensorDesc* desc, const char* name) {
 }
 
 const char* aclGetTensorDescName(aclTensorDesc* desc) {
+  OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   return d ? d->name.c_str() : "";
 }

@@ -116,6 +116,7 @@ struct RingHolder {
   Ring* ring = nullptr;
   ~RingHolder() {
     if (ring) ring->exited.store(true, std::memory_order_release);
+    ring = nullptr;  // the collector may free it from now on
   }
 };
 thread_local RingHolder t_ring;

@@ -24,9 +24,13 @@ MSPROF = os.path.join(oc_harness.BUILD_DIR, "msprof")
 FILES = ("op_summary_{ts}.csv", "op_statistic_{ts}.csv", "api_statistic_{ts}.csv", "msprof_{ts}.json", "report.html")
 
 
+HW = 224
+
+
 def convnet():
-    """Three 3x3 convolutions at 112x112 (tens of ms per run, so the node
-    times dominate the run), pooling and a classifier."""
+    """Three 3x3 convolutions at 224x224 (about 0.1 s per run on two cores, so
+    the node times dominate a run even when the machine is busy and waking the
+    stream's thread takes milliseconds), pooling and a classifier."""
     rng = np.random.default_rng(0)
     nodes, inits, x, c = [], [], "x", 3
     for i, co in enumerate([32, 48, 48]):
@@ -39,7 +43,7 @@ def convnet():
     nodes.append(helper.make_node("Flatten", ["gap"], ["flat"], name="flatten"))
     inits.append(numpy_helper.from_array(rng.standard_normal((c, 10)).astype(np.float32), "wf"))
     nodes.append(helper.make_node("MatMul", ["flat", "wf"], ["y"], name="fc"))
-    g = helper.make_graph(nodes, "convnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 112, 112])],
+    g = helper.make_graph(nodes, "convnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, HW, HW])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], inits)
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 
@@ -107,7 +111,7 @@ def check_flops(rows, onnx_model):
     for n in onnx_model.graph.node:
         if n.op_type == "Conv":
             w = inits[n.input[1]]
-            want[n.name] = 2 * 112 * 112 * w.shape[0] * int(np.prod(w.shape[1:]))
+            want[n.name] = 2 * HW * HW * w.shape[0] * int(np.prod(w.shape[1:]))
         elif n.op_type == "MatMul":
             w = inits[n.input[1]]
             want[n.name] = 2 * w.shape[0] * w.shape[1]
@@ -158,14 +162,17 @@ def test_msprof_on_msame(model, tmp_path):
     runs, nodes = executor_count(proc.stderr)
     assert runs == loop
     rows = read_csv(os.path.join(d, f"op_summary_{ts}.csv"))
-    check_rows(rows, runs, nodes, m)
+    by_run = check_rows(rows, runs, nodes, m)
     check_flops(rows, m)
     check_statistic(d, ts, rows)
     check_timeline(os.path.join(d, f"msprof_{ts}.json"), len(rows))
-    # Durations against msame's own latency measurement (mean over the runs).
-    mean_ms = float(re.search(r"latency ms min [0-9.]+ max [0-9.]+ mean ([0-9.]+)", proc.stdout).group(1))
-    node_ms = sum(float(r["Task Duration(us)"]) for r in rows) / 1e3 / loop
-    assert abs(node_ms - mean_ms) <= 0.1 * mean_ms, f"nodes {node_ms:.3f} ms per run vs measured {mean_ms:.3f} ms"
+    # Durations against msame's own latency measurement: medians over the runs
+    # (a run the OS descheduled between the API call and the stream's thread
+    # does not decide the result on a busy machine).
+    median_ms = float(re.search(r"latency ms min .* median ([0-9.]+)", proc.stdout).group(1))
+    node_ms = float(np.median([sum(float(r["Task Duration(us)"]) for r in rs) / 1e3 for rs in by_run.values()]))
+    assert abs(node_ms - median_ms) <= 0.1 * median_ms, \
+        f"nodes {node_ms:.3f} ms per run vs measured {median_ms:.3f} ms (medians)"
     api = read_csv(os.path.join(d, f"api_statistic_{ts}.csv"))
     calls = {(a["Level"], a["API Name"]): int(a["Count"]) for a in api}
     # msame executes asynchronously on its own stream and synchronizes.
@@ -185,18 +192,21 @@ def test_msprof_on_acl_app(model, tmp_path):
     d, ts = prof_dir(tmp_path)
     rows = read_csv(os.path.join(d, f"op_summary_{ts}.csv"))
     by_run = check_rows(rows, runs, nodes, m)
-    # The application timed each aclmdlExecute itself: compare run by run,
-    # and in total.
+    # The application timed each aclmdlExecute itself: the nodes of a run can
+    # never take longer than the call, and they account for its time (within
+    # 10%, median over the runs: a run the OS descheduled between the API call
+    # and the stream's thread does not decide the result on a busy machine).
     app_ms = {m_.group(1): float(m_.group(2)) for m_ in re.finditer(r"run_ms (\d+) ([0-9.]+)", proc.stdout)}
-    total_app = float(re.search(r"total_run_ms ([0-9.]+)", proc.stdout).group(1))
-    total_nodes = sum(float(r["Task Duration(us)"]) for r in rows) / 1e3
-    assert abs(total_nodes - total_app) <= 0.1 * total_app, f"nodes {total_nodes:.3f} ms vs measured {total_app:.3f}"
+    assert sorted(app_ms) == sorted(by_run)
+    ratios = []
     for run_id, rs in by_run.items():
         s = sum(float(r["Task Duration(us)"]) for r in rs) / 1e3
         assert s <= app_ms[run_id] * 1.001 + 0.01, f"run {run_id}: nodes {s:.3f} ms > measured {app_ms[run_id]:.3f}"
+        ratios.append(s / app_ms[run_id])
+    assert np.median(ratios) >= 0.9, f"node time / measured time per run: {ratios}"
     timeline = check_timeline(os.path.join(d, f"msprof_{ts}.json"), len(rows))
     memcpy = [e for e in timeline if e["cat"] == "Memcpy"]
-    assert memcpy and memcpy[0]["args"]["bytes"] == 1 * 3 * 112 * 112 * 4
+    assert memcpy and memcpy[0]["args"]["bytes"] == 1 * 3 * HW * HW * 4
     # Node events nest inside their model-run event on the stream's thread.
     run_events = [e for e in timeline if e["cat"] == "Model" and e["name"].startswith("execute")]
     assert len(run_events) == runs
