@@ -62,6 +62,7 @@ void ModelObj::WaitIdle() {
 
 oc::Status ModelObj::Run(const oc::Executable& ex, const std::vector<const void*>& ins,
                          const std::vector<void*>& outs) {
+  oc::trace::ModelRunScope trace_run(id);  // profiling: this run, on this stream
   ThreadPoolUse use;  // keeps the pool alive against aclrtSetOpExecuteThreads
   oc::ThreadPool& pool = use.pool();
   if (user_ctx) {
@@ -152,6 +153,7 @@ aclFormat InputFormat(const oc::Graph& g, const oc::Value& v) {
 // Builds a model from a verified .om. `work` (optional) is caller memory.
 aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin, void* work, size_t work_size,
                     void* weight, size_t weight_size, bool with_mem, uint32_t* modelId) {
+  oc::trace::Scope trace_load(oc::trace::Kind::kModelLoad, oc::trace::kAll);
   if (!loaded.ok()) return Fail(LoadCode(loaded.status()), StrCat(origin, ": ", loaded.status().message()));
   auto m = std::make_shared<ModelObj>();
   m->om = std::move(loaded).value();
@@ -193,6 +195,7 @@ aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin,
   ModelRegistry& reg = Models();
   std::lock_guard<std::mutex> lk(reg.mu);
   m->id = reg.next_id++;
+  trace_load.set_model(m->id);
   reg.models[m->id] = m;
   *modelId = m->id;
   Log(kLogInfo, StrCat("loaded ", origin, " as model ", m->id, ": ", g.nodes().size(), " nodes, ",

@@ -227,9 +227,9 @@ int64_t NodeFlops(const Node& n) {
     for (size_t i = 1; i < w->shape.size(); ++i) k *= w->shape[i];
     return k;
   };
-  if (op == "Conv" || (fused && op == "FusedConv")) {
+  if (op == "Conv" || (fused && op == "FusedConv") || op == "ConvInteger" || op == "QLinearConv") {
     // Each output element is a dot product over Cin/group * kernel taps.
-    const int64_t k = weight_per_output(n.input(1));
+    const int64_t k = weight_per_output(n.input(op == "QLinearConv" ? 3 : 1));
     return out > 0 && k > 0 ? 2 * out * k : 0;
   }
   if (op == "ConvTranspose") {
@@ -238,7 +238,8 @@ int64_t NodeFlops(const Node& n) {
     const int64_t k = weight_per_output(n.input(1));
     return in > 0 && k > 0 ? 2 * in * k : 0;
   }
-  if (op == "MatMul" || (fused && op == "FusedMatMul") || op == "Gemm" || (fused && op == "FusedGemm")) {
+  if (op == "MatMul" || (fused && op == "FusedMatMul") || op == "Gemm" || (fused && op == "FusedGemm") ||
+      op == "MatMulInteger" || op == "QLinearMatMul") {
     const Value* a = n.input(0);
     if (!a || !a->IsStatic() || a->shape.empty() || out <= 0) return 0;
     int64_t k = a->shape.back();
@@ -246,7 +247,7 @@ int64_t NodeFlops(const Node& n) {
     if (a->shape.size() == 1) k = a->shape[0];
     return 2 * out * k;
   }
-  if (op == "Attention" || op == "MultiHeadAttention") {
+  if (op == "Attention" || op == "FlexAttention" || op == "MultiHeadAttention") {
     // Q.K^T and P.V: 2 * 2 * (query positions) * (key positions) * head size,
     // per batch and head; out = batch * heads * query positions * head size.
     const Value* k = n.input(1);

@@ -163,6 +163,10 @@ TEST(TraceTest, FlopsFromShapes) {
   Node* mm = g.AddNode("MatMul", "m", {F32(g, "q", {2, 4, 10, 8}), F32(g, "k", {2, 4, 8, 10})},
                        {F32(g, "s", {2, 4, 10, 10})});
   EXPECT_EQ(NodeFlops(*mm), 2LL * (2 * 4 * 10 * 10) * 8);
+  // Attention, 4-D: Q [B=2, H=4, Sq=6, D=8], K/V [2, 4, Skv=10, 8]: Q.K^T and P.V.
+  Node* att = g.AddNode("Attention", "a", {F32(g, "aq", {2, 4, 6, 8}), F32(g, "ak", {2, 4, 10, 8}),
+                                           F32(g, "av", {2, 4, 10, 8})}, {F32(g, "ay", {2, 4, 6, 8})});
+  EXPECT_EQ(NodeFlops(*att), 2LL * (2 * 4 * 6 * 10 * 8) + 2LL * (2 * 4 * 6 * 10 * 8));
   Node* relu = g.AddNode("Relu", "r", {F32(g, "ri", {3, 4})}, {F32(g, "ro", {3, 4})});
   EXPECT_EQ(NodeFlops(*relu), 12);
   Value* unknown = g.AddValue("u");

@@ -244,6 +244,12 @@ def test_aclprof_api_in_the_program(model, tmp_path):
     assert "aclmdlExecute" in names and "aclmdlLoadFromFile" not in names
 
 
+def test_aclprof_error_codes():
+    proc = subprocess.run([acl_models.app_path("acl_prof_app"), "--misuse"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_profiling_off_writes_nothing(model, tmp_path):
     m, om = model
     run([oc_harness.MSAME, "--model", om, "--loop", 2, "--output", tmp_path / "out"])

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "acl/acl_prof.h"
 #include "npy.h"
 
 namespace {
@@ -28,6 +29,7 @@ struct Options {
   long loop = 1;
   int device = 0;
   bool debug = false;
+  bool profiler = false;  // --profiler true: aclprof reports in <output>/profiler/PROF_<ts>/
   // Dynamic shapes (CANN msame's flags): at most one of these.
   long dym_batch = 0;                     // --dymBatch N
   std::vector<int64_t> dym_hw;            // --dymHW H,W
@@ -50,6 +52,8 @@ const char kUsage[] =
     "  --loop     number of inferences to time (default 1)\n"
     "  --device   device id (default 0; the CPU device is the only one)\n"
     "  --debug    print the model description and every run's latency\n"
+    "  --profiler true: profile the load and the runs (aclprof API); the reports go to\n"
+    "             <output>/profiler/PROF_<timestamp>/ (docs/profiling.md). Needs --output\n"
     "  --dymBatch    batch gear to run a model compiled with atc --dynamic_batch_size\n"
     "  --dymHW       height,width gear of a model compiled with --dynamic_image_size\n"
     "  --dymDims     gear of a --dynamic_dims model, as the full shape of each input\n"
@@ -105,6 +109,13 @@ bool ParseArgs(int argc, char** argv, Options* o, bool* help) {
       o->debug = !has_value || value == "true" || value == "1";
     } else if (arg == "--model") {
       if (!need(&o->model)) return false;
+    } else if (arg == "--profiler") {
+      if (!need(&v)) return false;
+      if (v != "true" && v != "false") {
+        std::fprintf(stderr, "[ERROR] --profiler must be true or false, got '%s'\n", v.c_str());
+        return false;
+      }
+      o->profiler = v == "true";
     } else if (arg == "--input") {
       if (!need(&v)) return false;
       o->inputs = Split(v, ',');
@@ -397,6 +408,12 @@ double Percentile(std::vector<double> sorted, double q) {
 class Session {
  public:
   ~Session() {
+    // The profile is written before the teardown so it covers the runs only.
+    if (prof_config) {
+      aclprofStop(prof_config);
+      aclprofDestroyConfig(prof_config);
+    }
+    if (prof_initialized) Check(aclprofFinalize(), "aclprofFinalize");
     for (auto* set : {&inputs, &outputs})
       for (Tensor& t : *set) {
         if (t.buf) aclDestroyDataBuffer(t.buf);
@@ -413,6 +430,8 @@ class Session {
   }
 
   bool initialized = false, device_set = false, model_loaded = false;
+  bool prof_initialized = false;
+  aclprofConfig* prof_config = nullptr;
   int device = 0;
   aclrtContext context = nullptr;
   aclrtStream stream = nullptr;
@@ -432,6 +451,23 @@ int Run(const Options& o) {
   s.device = o.device;
   if (!Check(aclrtCreateContext(&s.context, o.device), "aclrtCreateContext")) return 1;
   if (!Check(aclrtCreateStream(&s.stream), "aclrtCreateStream")) return 1;
+  if (o.profiler) {
+    if (o.output_dir.empty()) {
+      std::fprintf(stderr, "[ERROR] --profiler true needs --output (the reports go to <output>/profiler)\n");
+      return 2;
+    }
+    const std::string dir = (std::filesystem::path(o.output_dir) / "profiler").string();
+    if (!Check(aclprofInit(dir.c_str(), dir.size()), "aclprofInit")) return 1;
+    s.prof_initialized = true;
+    uint32_t devices[1] = {static_cast<uint32_t>(o.device)};
+    s.prof_config = aclprofCreateConfig(devices, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_ACL_API | ACL_PROF_TASK_TIME);
+    if (!s.prof_config) {
+      Check(ACL_ERROR_INVALID_PARAM, "aclprofCreateConfig");
+      return 1;
+    }
+    if (!Check(aclprofStart(s.prof_config), "aclprofStart")) return 1;
+    std::printf("[INFO] profiling on: reports in %s/PROF_<timestamp>/\n", dir.c_str());
+  }
 
   auto t0 = std::chrono::steady_clock::now();
   if (!Check(aclmdlLoadFromFile(o.model.c_str(), &s.model_id), "aclmdlLoadFromFile")) return 1;
