@@ -437,9 +437,12 @@ bool NeedsInterpreter(const Graph& graph) {
 }
 
 void RegisterControlFlowOps(OpRegistry& r) {
-  r.Register({.op_type = "If", .infer = InferIf, .cpu = MakeControlFlow, .foldable = false});
-  r.Register({.op_type = "Loop", .infer = InferLoop, .cpu = MakeControlFlow, .foldable = false});
-  r.Register({.op_type = "Scan", .infer = InferScan, .cpu = MakeControlFlow, .foldable = false});
+  r.Register({.op_type = "If", .infer = InferIf, .cpu = MakeControlFlow,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "Loop", .infer = InferLoop, .cpu = MakeControlFlow,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "Scan", .infer = InferScan, .cpu = MakeControlFlow,
+              .foldable = false, .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

@@ -105,9 +105,12 @@ NativeOpFn FindOptionalOp(const std::string& op_type) {
 }
 
 void RegisterOptionalOps(OpRegistry& r) {
-  r.Register({.op_type = "Optional", .min_opset = 15, .infer = InferOptional, .foldable = false});
-  r.Register({.op_type = "OptionalHasElement", .min_opset = 15, .infer = InferHasElement, .foldable = false});
-  r.Register({.op_type = "OptionalGetElement", .min_opset = 15, .infer = InferGetElement, .foldable = false});
+  r.Register({.op_type = "Optional", .min_opset = 15, .infer = InferOptional,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "OptionalHasElement", .min_opset = 15, .infer = InferHasElement,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "OptionalGetElement", .min_opset = 15, .infer = InferGetElement,
+              .foldable = false, .native_types = kAllDataTypes});
 }
 
 }  // namespace oc

@@ -319,16 +319,24 @@ NativeOpFn FindSequenceOp(const std::string& op_type) {
 
 void RegisterSequenceOps(OpRegistry& r) {
   // No `cpu` factory: these run in the Interpreter only.
-  r.Register({.op_type = "SequenceEmpty", .min_opset = 11, .infer = InferSequenceEmpty, .foldable = false});
-  r.Register({.op_type = "SequenceConstruct", .min_opset = 11, .infer = InferFromInput0Elem, .foldable = false});
-  r.Register({.op_type = "SequenceInsert", .min_opset = 11, .infer = InferFromInput0Elem, .foldable = false});
-  r.Register({.op_type = "SequenceAt", .min_opset = 11, .infer = InferSequenceAt, .foldable = false});
-  r.Register({.op_type = "SequenceErase", .min_opset = 11, .infer = InferFromInput0Elem, .foldable = false});
-  r.Register({.op_type = "SequenceLength", .min_opset = 11, .infer = InferSequenceLength, .foldable = false});
-  r.Register({.op_type = "SplitToSequence", .min_opset = 11, .infer = InferFromInput0Elem, .foldable = false});
+  r.Register({.op_type = "SequenceEmpty", .min_opset = 11, .infer = InferSequenceEmpty,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "SequenceConstruct", .min_opset = 11, .infer = InferFromInput0Elem,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "SequenceInsert", .min_opset = 11, .infer = InferFromInput0Elem,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "SequenceAt", .min_opset = 11, .infer = InferSequenceAt,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "SequenceErase", .min_opset = 11, .infer = InferFromInput0Elem,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "SequenceLength", .min_opset = 11, .infer = InferSequenceLength,
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "SplitToSequence", .min_opset = 11, .infer = InferFromInput0Elem,
+              .foldable = false, .native_types = kAllDataTypes});
   r.Register({.op_type = "ConcatFromSequence", .min_opset = 11, .infer = InferConcatFromSequence,
-              .foldable = false});
-  r.Register({.op_type = "SequenceMap", .min_opset = 17, .infer = InferSequenceMap, .foldable = false});
+              .foldable = false, .native_types = kAllDataTypes});
+  r.Register({.op_type = "SequenceMap", .min_opset = 17, .infer = InferSequenceMap,
+              .foldable = false, .native_types = kAllDataTypes});
 }
 
 }  // namespace oc
