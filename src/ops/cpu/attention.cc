@@ -12,6 +12,7 @@
 #include <string>
 
 #include "ops/cpu/attention_core.h"
+#include "ops/cpu/attention_flex.h"
 #include "ops/cpu/elementwise_common.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -312,7 +313,8 @@ Expected<KernelPtr> MakeAttention(const KernelInit& init) {
 }
 
 // FlexAttention without score_mod / prob_mod: plain softmax attention over
-// 4-D inputs, grouped-query when K/V have fewer heads.
+// 4-D inputs, grouped-query when K/V have fewer heads. (With them the node was
+// expanded into ai.onnx nodes by ExpandFlexAttentionMods at parse time.)
 Status InferFlexAttention(Node& node) {
   for (size_t i = 0; i < 3; ++i) OC_RETURN_IF_ERROR(RequireInput(node, i));
   const Value& q = *node.input(0);
@@ -374,7 +376,7 @@ Expected<KernelPtr> MakeFlexAttention(const KernelInit& init) {
 void RegisterAttentionOps(OpRegistry& r) {
   r.Register({.op_type = "Attention", .min_opset = 23, .infer = InferAttention, .cpu = MakeAttention});
   r.Register({.domain = "ai.onnx.preview", .op_type = "FlexAttention", .min_opset = 1,
-              .infer = InferFlexAttention, .cpu = MakeFlexAttention});
+              .infer = InferFlexAttention, .cpu = MakeFlexAttention, .canonicalize = ExpandFlexAttentionMods});
 }
 
 }  // namespace oc
