@@ -423,3 +423,17 @@ def test_random_uniform_from_shape_attribute():
     y = ours(model, {"x": np.zeros(1, np.float32)})[0]
     assert y.shape == (50, 40) and y.min() >= 1 and y.max() < 2 and abs(y.mean() - 1.5) < 0.03
     assert len(np.unique(y)) > 1900  # distinct draws, not one value repeated
+
+
+def test_tree_ensemble_probit_matches_onnxruntime():
+    model, feeds = tree_model(0, 4, 321)  # AVERAGE of weights in (0, 1) stays in (0, 1)
+    attrs = {a.name: a for a in model.graph.node[0].attribute}
+    n_leaves = len(attrs["leaf_targetids"].ints)
+    w = np.random.default_rng(5).uniform(0.05, 0.95, n_leaves).astype(np.float32)
+    attrs["leaf_weights"].t.CopyFrom(numpy_helper.from_array(w, "leaf_weights"))
+    del attrs["leaf_targetids"].ints[:]
+    attrs["leaf_targetids"].ints.extend([0] * n_leaves)  # one target, so every row reaches it
+    attrs["n_targets"].i = 1
+    feeds = {"x": feeds["x"]}
+    model.graph.output[0].CopyFrom(helper.make_empty_tensor_value_info("y0"))
+    compile_and_compare(model, feeds, rtol=1e-3, atol=1e-3)

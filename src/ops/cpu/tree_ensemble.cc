@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <string>
 
 #include "ops/infer_util.h"
@@ -81,6 +82,16 @@ struct Forest {
   int post = kNone;
 };
 
+// Inverse of erf on (-1, 1): a closed-form start refined by Newton steps on std::erf.
+double ErfInv(double y) {
+  if (y <= -1.0) return -std::numeric_limits<double>::infinity();
+  if (y >= 1.0) return std::numeric_limits<double>::infinity();
+  const double a = 0.147, ln = std::log(1.0 - y * y), t = 2.0 / (std::numbers::pi * a) + ln / 2.0;
+  double x = std::copysign(std::sqrt(std::sqrt(t * t - ln / a) - t), y);
+  for (int i = 0; i < 3; ++i) x -= (std::erf(x) - y) / (2.0 / std::sqrt(std::numbers::pi) * std::exp(-x * x));
+  return x;
+}
+
 Expected<Forest> BuildForest(const Node& n, int64_t num_features) {
   Forest f;
   const auto feat = n.GetInts("nodes_featureids");
@@ -106,7 +117,6 @@ Expected<Forest> BuildForest(const Node& n, int64_t num_features) {
   if (f.n_targets <= 0) return InvalidArgument(n.Describe(), ": n_targets must be > 0");
   if (f.aggregate < kAverage || f.aggregate > kMax)
     return InvalidArgument(n.Describe(), ": aggregate_function ", f.aggregate, " is not one of 0..3");
-  if (f.post == kProbit) return NotSupported(n.Describe(), ": post_transform PROBIT is not supported");
   if (f.post < kNone || f.post > kProbit) return InvalidArgument(n.Describe(), ": post_transform ", f.post, " is not one of 0..4");
   for (int64_t t : f.leaf_targets)
     if (t < 0 || t >= f.n_targets)
@@ -209,7 +219,9 @@ class TreeEnsembleKernel final : public Kernel {
     }
   }
   void PostTransform(double* v, int64_t n) const {
-    if (f_.post == kLogistic) {
+    if (f_.post == kProbit) {
+      for (int64_t i = 0; i < n; ++i) v[i] = std::numbers::sqrt2 * ErfInv(2.0 * v[i] - 1.0);
+    } else if (f_.post == kLogistic) {
       for (int64_t i = 0; i < n; ++i) v[i] = 1.0 / (1.0 + std::exp(-v[i]));
     } else if (f_.post == kSoftmax || f_.post == kSoftmaxZero) {
       // SOFTMAX_ZERO leaves exact zeros at zero and normalises the rest.
