@@ -64,7 +64,9 @@ struct Tracer {
   std::vector<std::shared_ptr<const GraphInfo>> graphs;
   std::thread collector;
   std::condition_variable cv;
-  bool stop_collector = false;
+  // Each collector runs while this equals the value it started with, so a
+  // Start racing with the join in Stop cannot revive the old collector.
+  uint64_t collector_gen = 0;
   bool env_mode = false;
   bool env_checked = false;
   int env_flushes = 0;
@@ -99,11 +101,11 @@ void DrainLocked(Tracer& t, bool keep) {
   }
 }
 
-void CollectorLoop() {
+void CollectorLoop(uint64_t gen) {
   Tracer& t = T();
   std::unique_lock<std::mutex> lk(t.mu);
-  while (!t.stop_collector) {
-    t.cv.wait_for(lk, kDrainPeriod, [&] { return t.stop_collector; });
+  while (t.collector_gen == gen) {
+    t.cv.wait_for(lk, kDrainPeriod, [&] { return t.collector_gen != gen; });
     DrainLocked(t, true);
   }
 }
@@ -288,8 +290,7 @@ void Start(uint64_t bits) {
   std::lock_guard<std::mutex> lk(t.mu);
   if (t.bits == 0) {
     DrainLocked(t, false);  // stragglers from a previous session
-    t.stop_collector = false;
-    t.collector = std::thread(CollectorLoop);
+    t.collector = std::thread(CollectorLoop, ++t.collector_gen);
   }
   t.bits |= bits;
   detail::g_mask.store(t.bits, std::memory_order_relaxed);
@@ -303,7 +304,7 @@ void Stop() {
     if (t.bits == 0) return;
     t.bits = 0;
     detail::g_mask.store(0, std::memory_order_relaxed);
-    t.stop_collector = true;
+    ++t.collector_gen;
     collector = std::move(t.collector);
   }
   t.cv.notify_all();

@@ -216,6 +216,35 @@ def test_msprof_on_acl_app(model, tmp_path):
                        e["ts"] + e["dur"] <= r["ts"] + r["dur"] + 0.002 for r in run_events), e
 
 
+def test_msprof_on_many_streams(tmp_path):
+    """acl_concurrency: six threads, each with its own stream, run one model
+    60 times each (plus models loaded from memory): every execution's nodes are
+    recorded once, on the stream that ran it, and nothing is dropped."""
+    m = acl_models.two_io_model()
+    _, om = acl_models.compile_model(m, str(tmp_path))
+    threads = 6
+    proc = run([MSPROF, f"--output={tmp_path / 'p'}", acl_models.app_path("acl_concurrency"), om, threads, 60],
+               env={"OPENCANN_PROFILE_NODES": "1"})
+    # The executor's own count, summed over the models the program loaded.
+    counts = [(int(a), int(b)) for a, b in
+              re.findall(r"\[profile\] model '[^']*': (\d+) runs, [0-9.]+ ms per run in (\d+) nodes", proc.stderr)]
+    assert counts, proc.stderr
+    d, ts = prof_dir(tmp_path / "p")
+    rows = read_csv(os.path.join(d, f"op_summary_{ts}.csv"))
+    assert len(rows) == sum(r * n for r, n in counts)
+    runs = {}
+    for r in rows:
+        runs.setdefault((r["Model ID"], r["Run"]), []).append(r)
+    assert "" not in {k[1] for k in runs}, "a node outside any model run"
+    assert len(runs) == sum(r for r, _ in counts)
+    for rs in runs.values():
+        assert len({r["Op Name"] for r in rs}) == len(rs) == counts[0][1]
+        assert len({(r["Stream ID"], r["Thread ID"]) for r in rs}) == 1, "one run's nodes on several streams"
+    assert len({r["Stream ID"] for r in rows}) >= threads
+    with open(os.path.join(d, f"msprof_{ts}.json")) as f:
+        assert json.load(f)["otherData"]["dropped_records"] == 0
+
+
 def test_msame_profiler_flag(model, tmp_path):
     m, om = model
     loop = 3
