@@ -437,3 +437,9 @@ def test_tree_ensemble_probit_matches_onnxruntime():
     feeds = {"x": feeds["x"]}
     model.graph.output[0].CopyFrom(helper.make_empty_tensor_value_info("y0"))
     compile_and_compare(model, feeds, rtol=1e-3, atol=1e-3)
+
+
+def test_shrink_int32_matches_onnxruntime():
+    x = R.integers(-20, 20, (5, 9)).astype(np.int32)
+    model, feeds = model_of("Shrink", [("x", x)], attrs={"lambd": 3.0, "bias": 2.0})
+    compile_and_compare(model, feeds)

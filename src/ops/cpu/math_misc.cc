@@ -36,14 +36,15 @@ OC_MATH_FN(SwishF, x * (x * T(p.a) >= T(0) ? T(1) / (T(1) + std::exp(-T(p.a) * x
 #undef OC_MATH_FN
 
 // Shrink: p.a = lambd, p.b = bias. Integer inputs compare and subtract in
-// double, then convert back, as the reference does with numpy's casting.
+// double; a result outside T's range wraps through int64 (as numpy's cast back
+// does) instead of the undefined double -> narrow-integer conversion.
 struct ShrinkF {
   MathParams p;
   template <typename T> T operator()(T x) const {
     const double v = static_cast<double>(x);
-    if (v < -p.a) return static_cast<T>(v + p.b);
-    if (v > p.a) return static_cast<T>(v - p.b);
-    return T(0);
+    const double r = v < -p.a ? v + p.b : (v > p.a ? v - p.b : 0.0);
+    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(r);
+    else return static_cast<T>(static_cast<int64_t>(r));
   }
 };
 
