@@ -151,23 +151,25 @@ def _deform_conv_ref(x, w, off, b, mask, stride, pad, dil, group, og):
                                 y[bi, o, i, j] += (w[o, ci, a, bb] * mask[bi, ogi, a, bb, i, j]
                                                    * _bilinear_zero(x[bi, cin], py, px))
             y[bi, o] += b[o]
-    return y.astype(np.float32)
+    return y.astype(x.dtype)
 
 
-def test_deform_conv_matches_formula():
-    x = f32(2, 4, 6, 7)
-    w = f32(6, 2, 3, 3)
-    b = f32(6)
-    stride, pad, dil, group, og = 1, 1, 1, 2, 2
-    oh, ow = 6, 7
-    off = (R.random((2, og * 9 * 2, oh, ow)) * 3 - 1.5).astype(np.float32)
-    mask = R.random((2, og * 9, oh, ow)).astype(np.float32)
+@pytest.mark.parametrize("dtype,stride,dil", [(np.float32, 1, 1), (np.float64, 2, 2)])
+def test_deform_conv_matches_formula(dtype, stride, dil):
+    x = f32(2, 4, 9, 8).astype(dtype)
+    w = f32(6, 2, 3, 3).astype(dtype)
+    b = f32(6).astype(dtype)
+    pad, group, og = 1, 2, 2
+    oh, ow = (9 + 2 * pad - (2 * dil + 1)) // stride + 1, (8 + 2 * pad - (2 * dil + 1)) // stride + 1
+    off = (R.random((2, og * 9 * 2, oh, ow)) * 3 - 1.5).astype(dtype)
+    mask = R.random((2, og * 9, oh, ow)).astype(dtype)
     node = helper.make_node("DeformConv", ["x", "w", "off", "b", "mask"], ["y"], group=group, offset_group=og,
                             pads=[pad] * 4, strides=[stride] * 2, dilations=[dil] * 2, kernel_shape=[3, 3])
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
     graph = helper.make_graph(
-        [node], "deform", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v.shape)
+        [node], "deform", [helper.make_tensor_value_info(k, elem, v.shape)
                            for k, v in (("x", x), ("w", w), ("off", off), ("b", b), ("mask", mask))],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        [helper.make_tensor_value_info("y", elem, None)])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
     model.ir_version = 9
     outs = compile_and_run(model, {"x": x, "w": w, "off": off, "b": b, "mask": mask})

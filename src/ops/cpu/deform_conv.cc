@@ -4,11 +4,14 @@
 // (input channel, kernel tap) row of the column matrix holds the input sampled
 // bilinearly (zero outside the map) at the tap's shifted position plus its
 // learned offset, times the optional modulation mask. The column matrix lives
-// in the per-run scratch; rows are filled in parallel, then output channels are
-// computed in parallel from it.
+// in the per-run scratch; rows are filled in parallel, then each group's
+// product W_g (C_out/group x C_in/group*kH*kW) x columns runs on the GEMM
+// library (float32; a plain loop over output channels for float64).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "ops/cpu/gemm_kernel.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -91,9 +94,17 @@ Status InferDeformConv(Node& node) {
 template <typename T>
 class DeformConvKernel final : public Kernel {
  public:
-  explicit DeformConvKernel(DcParams p) : p_(p) {}
+  DeformConvKernel(DcParams p, int max_threads) : p_(p) {
+    if constexpr (std::is_same_v<T, float>)
+      plan_ = gemm::SgemmPlan(gemm::DefaultUkernel(), p_.out_c / p_.group, p_.oh * p_.ow,
+                              p_.in_c / p_.group * p_.kh * p_.kw, max_threads);
+  }
 
-  size_t ScratchBytes() const override { return static_cast<size_t>(Rows() * p_.oh * p_.ow) * sizeof(T); }
+  size_t ScratchBytes() const override {
+    size_t gemm = 0;
+    if constexpr (std::is_same_v<T, float>) gemm = plan_.ScratchBytes();
+    return ColsBytes() + gemm;
+  }
 
   Status Run(const KernelIO& io) override {
     const T* x = io.in<T>(0);
@@ -103,6 +114,7 @@ class DeformConvKernel final : public Kernel {
     const T* mask = p_.has_mask ? io.in<T>(4) : nullptr;
     T* y = io.out<T>(0);
     T* cols = static_cast<T*>(io.scratch);
+    void* gemm_scratch = static_cast<uint8_t*>(io.scratch) + ColsBytes();
     const int64_t taps = p_.kh * p_.kw, positions = p_.oh * p_.ow;
     const int64_t ch_per_og = p_.in_c / p_.offset_group;
     const int64_t cin_g = p_.in_c / p_.group, cout_g = p_.out_c / p_.group;
@@ -132,6 +144,26 @@ class DeformConvKernel final : public Kernel {
         }
       });
       T* y_n = y + n * p_.out_c * positions;
+      if constexpr (std::is_same_v<T, float>) {
+        for (int64_t g = 0; g < p_.group; ++g) {
+          gemm::SgemmArgs a;
+          a.m = cout_g;
+          a.n = positions;
+          a.k = krows;
+          a.a = wt + g * cout_g * krows;
+          a.lda = krows;
+          a.b = cols + g * krows * positions;
+          a.ldb = positions;
+          a.c = y_n + g * cout_g * positions;
+          a.ldc = positions;
+          if (bias) {
+            a.epilogue.bias_kind = gemm::Epilogue::Bias::kPerRow;
+            a.epilogue.bias = bias + g * cout_g;
+          }
+          plan_.Run(a, io.pool, gemm_scratch);
+        }
+        continue;
+      }
       io.pool->ParallelFor(p_.out_c, 1, [&](int64_t b, int64_t e) {
         for (int64_t oc = b; oc < e; ++oc) {
           const int64_t g = oc / cout_g;
@@ -152,6 +184,7 @@ class DeformConvKernel final : public Kernel {
 
  private:
   int64_t Rows() const { return p_.in_c * p_.kh * p_.kw; }
+  size_t ColsBytes() const { return (static_cast<size_t>(Rows() * p_.oh * p_.ow) * sizeof(T) + 63) / 64 * 64; }
 
   // Bilinear sample with zeros outside the map.
   T Sample(const T* xc, T yy, T xx) const {
@@ -167,6 +200,7 @@ class DeformConvKernel final : public Kernel {
   }
 
   DcParams p_;
+  gemm::SgemmPlan plan_;  // float32 only
 };
 
 Expected<KernelPtr> MakeDeformConv(const KernelInit& init) {
@@ -189,8 +223,9 @@ Expected<KernelPtr> MakeDeformConv(const KernelInit& init) {
     if (n.input(i) && n.input(i)->dtype != t)
       return InvalidArgument(n.Describe(), ": input ", i, " has dtype ", DataTypeName(n.input(i)->dtype),
                              ", expected ", DataTypeName(t), " like X");
-  if (t == DataType::kFloat32) return KernelPtr(new DeformConvKernel<float>(p));
-  if (t == DataType::kFloat64) return KernelPtr(new DeformConvKernel<double>(p));
+  const int threads = std::max(1, init.max_threads);
+  if (t == DataType::kFloat32) return KernelPtr(new DeformConvKernel<float>(p, threads));
+  if (t == DataType::kFloat64) return KernelPtr(new DeformConvKernel<double>(p, threads));
   return NotSupported(n.Describe(), ": dtype ", DataTypeName(t), " is not supported (float32 and float64 only)");
 }
 
