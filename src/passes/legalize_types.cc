@@ -19,6 +19,7 @@
 // Casts of constant inputs and the nodes behind them.
 #include <algorithm>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "ops/op_registry.h"
@@ -68,13 +69,25 @@ Expected<bool> Legalize(Graph& graph, Node& node, const OpDef& def) {
     node.outputs[i] = NewValueLike(graph, *out, out->name + "_f32", DataType::kFloat32);
     moved.push_back(i);
   }
-  Status inferred = def.infer(node);
-  bool ok = inferred.ok();
-  for (size_t i = 0; ok && i < node.outputs.size(); ++i) {
-    if (!node.outputs[i]) continue;
+  // Outputs that stay (non-half) are re-inferred in place: keep what they were,
+  // since shape-inference may have deliberately left dims unknown (dynamic mode).
+  struct Saved { DataType dtype; bool has_shape; std::vector<int64_t> shape; std::vector<std::string> dims; };
+  std::vector<Saved> saved;
+  for (Value* out : old_outputs)
+    saved.push_back(out ? Saved{out->dtype, out->has_shape, out->shape, out->dim_params} : Saved{});
+  // Only the types decide: an infer function computing shapes from unknown dims
+  // is not trusted here, the shapes are the ones shape-inference gave.
+  const bool inferred = def.infer(node).ok();
+  bool ok = inferred;
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    Value* out = node.outputs[i];
+    if (!out) continue;
     const bool was_moved = std::find(moved.begin(), moved.end(), i) != moved.end();
-    const DataType want = was_moved ? DataType::kFloat32 : old_outputs[i]->dtype;
-    ok = node.outputs[i]->dtype == want && node.outputs[i]->shape == old_outputs[i]->shape;
+    ok = ok && out->dtype == (was_moved ? DataType::kFloat32 : saved[i].dtype);
+    out->dtype = was_moved ? DataType::kFloat32 : saved[i].dtype;
+    out->has_shape = saved[i].has_shape;
+    out->shape = saved[i].shape;
+    out->dim_params = saved[i].dims;
   }
   if (!ok) {
     // Restore the node; the new values are unreferenced and Compact drops them.

@@ -40,6 +40,25 @@ TEST(PassLegalizeTypes, HalfNodeRunsInFloat32BetweenCasts) {
   }
 }
 
+TEST(PassLegalizeTypes, KeepsUnknownDimsOfDynamicGraphs) {
+  Graph g;
+  WithOpset(g);
+  Value* x = Tensor(g, "x", {-1, 3}, DataType::kFloat16);
+  x->dim_params = {"N", ""};
+  Value* y = Tensor(g, "y", {-1, 3}, DataType::kFloat16);
+  y->dim_params = {"N", ""};
+  g.inputs = {x};
+  Node* sig = g.AddNode("Sigmoid", "s", {x}, {y});
+  sig->opset = 21;
+  g.outputs = {y};
+  ASSERT_TRUE(RunLegalizeTypes(g, {}).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Cast", "Sigmoid", "Cast"}));
+  EXPECT_EQ(sig->output(0)->shape, (std::vector<int64_t>{-1, 3}));
+  EXPECT_EQ(sig->output(0)->dim_params[0], "N");
+  EXPECT_EQ(sig->input(0)->dim_params[0], "N");
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
 TEST(PassLegalizeTypes, OneCastPerHalfInputEvenWhenReadTwice) {
   Graph g;
   WithOpset(g);
