@@ -36,11 +36,27 @@ def make_model(nodes, inputs, outputs, inits=(), opset=21):
     return onnx.shape_inference.infer_shapes(model, strict_mode=True)
 
 
-def run_ours(model, feeds):
+def run_ours(model, feeds, profile=None):
+    """Our outputs; with `profile` (a dict) also the node count per op type that
+    ran (OPENCANN_PROFILE_NODES), to see what the passes made of the graph."""
     with tempfile.TemporaryDirectory() as d:
         path = save_model(model, d)
         om, _ = atc_compile(path, os.path.join(d, "model"), {k: list(v.shape) for k, v in feeds.items()})
-        outs, _ = msame_run(om, list(feeds.values()), d)
+        old = os.environ.get("OPENCANN_PROFILE_NODES")
+        os.environ["OPENCANN_PROFILE_NODES"] = "1" if profile is not None else "0"
+        try:
+            outs, proc = msame_run(om, list(feeds.values()), d)
+        finally:
+            if old is None:
+                del os.environ["OPENCANN_PROFILE_NODES"]
+            else:
+                os.environ["OPENCANN_PROFILE_NODES"] = old
+    if profile is not None:
+        table = proc.stderr.split("op type", 1)[1].split("slowest", 1)[0]
+        for line in table.splitlines():
+            parts = line.replace("[profile]", "").split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                profile[parts[0]] = int(parts[1])
     return outs
 
 
@@ -209,7 +225,7 @@ def test_qlinear_conv(x_t, case):
 
 # --- a QDQ model (QuantizeLinear -> DequantizeLinear around conv weights and activations)
 
-def qdq_convnet():
+def qdq_convnet(relu_zero_point=0):
     nodes, inits = [], []
 
     def qdq(name, scale, zp):
@@ -242,7 +258,7 @@ def qdq_convnet():
 
     h = qdq("x", 0.02, 128)
     h = qdq(conv(h, "c1", 3, 16, 3, 0.02), 0.05, 0)
-    h = qdq(conv(h, "c2", 16, 16, 3, 0.05, group=16), 0.05, 0)
+    h = qdq(conv(h, "c2", 16, 16, 3, 0.05, group=16), 0.05, relu_zero_point)
     h = qdq(conv(h, "c3", 16, 24, 1, 0.05), 0.04, 0)
     h = qdq(conv(h, "c4", 24, 8, 3, 0.04, relu=False, strides=[2, 2]), 0.06, 128)
     nodes.append(helper.make_node("Identity", [h], ["y"]))
@@ -254,16 +270,45 @@ def qdq_convnet():
     return onnx.shape_inference.infer_shapes(model, strict_mode=True)
 
 
-def test_qdq_convnet_matches_onnxruntime():
-    model = qdq_convnet()
+@pytest.mark.parametrize("relu_zero_point,fused_convs", [(0, 4), (3, 3)])
+def test_qdq_convnet_matches_onnxruntime(relu_zero_point, fused_convs):
+    # With a Relu before a Q whose zero point is not the type's minimum, that
+    # conv stays in float (the fuse-qdq pass does not fuse it).
+    model = qdq_convnet(relu_zero_point)
     x = (R.random((1, 3, 32, 32)) * 4 - 2).astype(np.float32)
     # The output is quantized with scale 0.06: agree to one quantum (onnxruntime
-    # fuses the QDQ groups into QLinearConv and rounds once in integer space).
+    # fuses the QDQ groups into QLinearConv and rounds once in integer space;
+    # without graph optimisations it computes in float between Q and DQ).
     want_fused = run_ort(model, {"x": x})[0]
     want_float = run_ort(model, {"x": x}, optimize=False)[0]
-    got = run_ours(model, {"x": x})[0]
+    profile = {}
+    got = run_ours(model, {"x": x}, profile)[0]
+    assert profile.get("QLinearConv", 0) == fused_convs, profile
     assert got.shape == want_float.shape
     for want in (want_float, want_fused):
         diff = np.abs(got - want)
         assert diff.max() <= 0.06 * 1.001 + 1e-6, diff.max()
         assert np.count_nonzero(diff > 1e-6) <= want.size // 50, np.count_nonzero(diff > 1e-6)
+
+
+def test_qdq_matmul_fuses_to_qlinear_matmul():
+    a = (R.standard_normal((4, 6, 64)) * 2).astype(np.float32)
+    w = (R.standard_normal((64, 40)) * 0.1).astype(np.float32)
+    ws = (np.abs(w).max(axis=0) / 127).astype(np.float32)
+    wq = np.clip(np.rint(w / ws), -127, 127).astype(np.int8)
+    nodes = [helper.make_node("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+             helper.make_node("DequantizeLinear", ["aq", "sa", "za"], ["af"]),
+             helper.make_node("DequantizeLinear", ["wq", "ws"], ["wf"], axis=1),
+             helper.make_node("MatMul", ["af", "wf"], ["yf"]),
+             helper.make_node("QuantizeLinear", ["yf", "sy", "zy"], ["yq"]),
+             helper.make_node("DequantizeLinear", ["yq", "sy", "zy"], ["y"])]
+    m = make_model(nodes, [("a", a)], ["y"],
+                   [("sa", np.float32(0.03)), ("za", np.uint8(128)), ("wq", wq), ("ws", ws),
+                    ("sy", np.float32(0.05)), ("zy", np.uint8(120))], opset=13)
+    profile = {}
+    got = run_ours(m, {"a": a}, profile)[0]
+    assert profile.get("QLinearMatMul", 0) == 1 and "MatMul" not in profile, profile
+    for want in (run_ort(m, {"a": a})[0], run_ort(m, {"a": a}, optimize=False)[0]):
+        diff = np.abs(got - want)
+        assert diff.max() <= 0.05 * 1.001, diff.max()
+        assert np.count_nonzero(diff) <= want.size // 50

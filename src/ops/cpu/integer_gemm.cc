@@ -5,6 +5,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace oc::igemm {
 
 namespace {
@@ -56,8 +60,9 @@ const Ukernel& DefaultUkernel() {
 void PackA(const Ukernel& uk, const Matrix& a, int64_t k, int64_t r0, int64_t r1, uint8_t* dst,
            int32_t* row_sums) {
   const int mr = uk.mr;
-  const int64_t kp = PaddedK(k);
+  const int64_t kp = PaddedK(k), full = k / 4;
   const uint8_t flip = FlipA(a.is_signed);
+  const uint32_t flip4 = flip * 0x01010101u;
   const uint8_t* src = static_cast<const uint8_t*>(a.data);
   for (int64_t p0 = r0; p0 < r1; p0 += mr) {
     uint8_t* panel = dst + p0 * kp;  // panel p0/mr starts at (p0/mr)*mr*kp
@@ -69,19 +74,50 @@ void PackA(const Ukernel& uk, const Matrix& a, int64_t k, int64_t r0, int64_t r1
       }
       const uint8_t* row = src + (p0 + i) * a.ld;
       uint32_t sum = 0;
-      for (int64_t g = 0; g < kp / 4; ++g) {
-        uint8_t* d = panel + (g * mr + i) * 4;
-        for (int t = 0; t < 4; ++t) {
-          const int64_t kk = g * 4 + t;
-          const uint8_t v = kk < k ? static_cast<uint8_t>(row[kk] ^ flip) : 0;
-          d[t] = v;
-          sum += v;
-        }
-      }
+      for (int64_t kk = 0; kk < k; ++kk) sum += static_cast<uint8_t>(row[kk] ^ flip);
       row_sums[p0 + i] = static_cast<int32_t>(sum);
+      // Each group of four k values is one 32-bit word of the row.
+      for (int64_t g = 0; g < full; ++g) {
+        uint32_t w;
+        std::memcpy(&w, row + g * 4, 4);
+        w ^= flip4;
+        std::memcpy(panel + (g * mr + i) * 4, &w, 4);
+      }
+      if (full * 4 < k) {
+        uint8_t* d = panel + (full * mr + i) * 4;
+        for (int t = 0; t < 4; ++t) d[t] = full * 4 + t < k ? static_cast<uint8_t>(row[full * 4 + t] ^ flip) : 0;
+      }
     }
   }
 }
+
+namespace {
+
+// Interleaves four rows of 16 bytes into 16 column groups of four bytes
+// (out[j*4 + t] = row_t[j] ^ flip): two rounds of byte / word unpacking.
+inline void Interleave4x16(const uint8_t* r0, const uint8_t* r1, const uint8_t* r2, const uint8_t* r3, uint8_t flip,
+                           uint8_t* out) {
+#if defined(__SSE2__)
+  const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+  auto ld = [&](const uint8_t* p) { return _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), f); };
+  const __m128i a = ld(r0), b = ld(r1), c = ld(r2), d = ld(r3);
+  const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+  const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm_unpacklo_epi16(ab_lo, cd_lo));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 16), _mm_unpackhi_epi16(ab_lo, cd_lo));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 32), _mm_unpacklo_epi16(ab_hi, cd_hi));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 48), _mm_unpackhi_epi16(ab_hi, cd_hi));
+#else
+  for (int j = 0; j < 16; ++j) {
+    out[j * 4 + 0] = r0[j] ^ flip;
+    out[j * 4 + 1] = r1[j] ^ flip;
+    out[j * 4 + 2] = r2[j] ^ flip;
+    out[j * 4 + 3] = r3[j] ^ flip;
+  }
+#endif
+}
+
+}  // namespace
 
 void PackB(const Ukernel& uk, const Matrix& b, int64_t k, int64_t c0, int64_t c1, int8_t* dst,
            int32_t* col_sums) {
@@ -89,29 +125,35 @@ void PackB(const Ukernel& uk, const Matrix& b, int64_t k, int64_t c0, int64_t c1
   const int64_t kp = PaddedK(k);
   const uint8_t flip = FlipB(b.is_signed);
   const uint8_t* src = static_cast<const uint8_t*>(b.data);
-  int32_t sums[64];  // nr <= 64
-  for (int64_t p0 = c0; p0 < c1; p0 += nr) {
-    int8_t* panel = dst + p0 * kp;
-    const int64_t cols = std::min<int64_t>(nr, c1 - p0);
-    std::fill(sums, sums + nr, 0);
-    for (int64_t g = 0; g < kp / 4; ++g) {
-      int8_t* d = panel + g * nr * 4;
-      for (int t = 0; t < 4; ++t) {
-        const int64_t kk = g * 4 + t;
-        if (kk >= k) {
-          for (int64_t j = 0; j < nr; ++j) d[j * 4 + t] = 0;
+  // Column blocks of at least 64 bytes, so that the strided row reads use
+  // whole cache lines: the sums pass brings the lines in, packing reuses them.
+  const int64_t block = std::max<int64_t>(nr, 64 / nr * nr);
+  for (int64_t s0 = c0; s0 < c1; s0 += block) {
+    const int64_t s1 = std::min(c1, s0 + block);
+    int32_t* sums = col_sums + s0;
+    for (int64_t j = 0; j < s1 - s0; ++j) sums[j] = 0;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const uint8_t* row = src + kk * b.ld + s0;
+      for (int64_t j = 0; j < s1 - s0; ++j) sums[j] += static_cast<int8_t>(row[j] ^ flip);
+    }
+    for (int64_t p0 = s0; p0 < s1; p0 += nr) {
+      uint8_t* panel = reinterpret_cast<uint8_t*>(dst + p0 * kp);
+      const int64_t cols = std::min<int64_t>(nr, s1 - p0);
+      for (int64_t g = 0; g < kp / 4; ++g) {
+        uint8_t* d = panel + g * nr * 4;
+        // Rows past K are zero in the packed (converted) form.
+        const uint8_t* rows[4];
+        for (int t = 0; t < 4; ++t) rows[t] = g * 4 + t < k ? src + (g * 4 + t) * b.ld + p0 : nullptr;
+        if (cols == nr && nr % 16 == 0 && rows[3]) {
+          for (int j = 0; j < nr; j += 16)
+            Interleave4x16(rows[0] + j, rows[1] + j, rows[2] + j, rows[3] + j, flip, d + j * 4);
           continue;
         }
-        const uint8_t* row = src + kk * b.ld + p0;
-        for (int64_t j = 0; j < cols; ++j) {
-          const int8_t v = static_cast<int8_t>(row[j] ^ flip);
-          d[j * 4 + t] = v;
-          sums[j] += v;
-        }
-        for (int64_t j = cols; j < nr; ++j) d[j * 4 + t] = 0;
+        for (int64_t j = 0; j < nr; ++j)
+          for (int t = 0; t < 4; ++t)
+            d[j * 4 + t] = rows[t] && j < cols ? static_cast<uint8_t>(rows[t][j] ^ flip) : 0;
       }
     }
-    for (int64_t j = 0; j < cols; ++j) col_sums[p0 + j] = sums[j];
   }
 }
 
