@@ -208,3 +208,21 @@ def test_stft_audio_frames_match_numpy_fft():
     spec = np.fft.rfft(frames, axis=-1)
     want = np.stack([spec.real, spec.imag], axis=-1)[None].astype(np.float32)
     np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("xshape,gshape,mode,pad", [
+    ((2, 3, 9), (2, 7, 1), "linear", "reflection"),        # 1 spatial axis
+    ((1, 2, 4, 5, 6), (1, 3, 2, 4, 3), "cubic", "zeros"),  # tricubic: 64 taps
+    ((1, 2, 3, 4, 3, 5), (1, 2, 3, 2, 2, 4), "nearest", "border"),  # 4 spatial axes
+    ((1, 1, 3, 4, 5, 2), (1, 2, 2, 3, 2, 4), "linear", "zeros"),  # 16 taps
+])
+def test_gridsample_nd_matches_onnx_reference(xshape, gshape, mode, pad):
+    # onnxruntime implements 2-D and 3-D only; the ONNX reference evaluator is
+    # written for any rank.
+    from onnx.reference import ReferenceEvaluator
+    x = f32(*xshape)
+    g = grid(*gshape, lo=-1.3, hi=1.3)
+    model, feeds = single("GridSample", [("x", x), ("g", g)], attrs={"mode": mode, "padding_mode": pad}, opset=22)
+    want = ReferenceEvaluator(model).run(None, feeds)[0]
+    outs = compile_and_run(model, feeds)
+    np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-5)
