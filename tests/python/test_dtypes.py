@@ -386,3 +386,18 @@ def _run_only(driver, model, feeds):
     shutil.rmtree(os.path.join(out_root, name), ignore_errors=True)
     shutil.rmtree(case, ignore_errors=True)
     return out
+
+
+@pytest.mark.parametrize("dt", INT_TYPES + [np.float64], ids=lambda d: np.dtype(d).name)
+def test_clip_every_numeric_type(driver, dt):
+    x = ints(np.dtype(dt).type if np.dtype(dt).kind != "f" else np.int32, (3, 5)).astype(dt)
+    lo, hi = np.array(3, dt), np.array(100, dt)
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    node = helper.make_node("Clip", ["x", "lo", "hi"], ["y"])
+    g = helper.make_graph([node], "clip", [helper.make_tensor_value_info(n, t, s)
+                                           for n, s in (("x", [3, 5]), ("lo", []), ("hi", []))],
+                          [helper.make_tensor_value_info("y", t, [3, 5])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    (got,), (want,) = run_and_read(driver, m, {"x": x, "lo": lo, "hi": hi})
+    np.testing.assert_array_equal(got, want)

@@ -322,6 +322,8 @@ Expected<KernelPtr> MakeClip(const KernelInit& init) {
     case DataType::kFloat64: return MakeClipTyped<double>(n);
     case DataType::kInt8: return MakeClipTyped<int8_t>(n);
     case DataType::kUInt8: return MakeClipTyped<uint8_t>(n);
+    case DataType::kInt16: return MakeClipTyped<int16_t>(n);
+    case DataType::kUInt16: return MakeClipTyped<uint16_t>(n);
     case DataType::kInt32: return MakeClipTyped<int32_t>(n);
     case DataType::kInt64: return MakeClipTyped<int64_t>(n);
     case DataType::kUInt32: return MakeClipTyped<uint32_t>(n);
