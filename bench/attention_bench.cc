@@ -5,6 +5,7 @@
 // Args: threads, seq, causal.
 #include <benchmark/benchmark.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -60,6 +61,51 @@ BENCHMARK(BM_AttentionBert)
     ->Args({2, 128, 0})
     ->Args({1, 512, 0})
     ->Args({1, 1024, 1})
+    ->Unit(benchmark::kMicrosecond)
+    ->UseRealTime();
+
+// One decoding step of a grouped-query model (32 query heads over 8 KV heads,
+// head 128) against a KV cache of `kv` positions, 4-D [batch, heads, seq, dim].
+// Args: threads, kv.
+void BM_AttentionDecodeGqa(benchmark::State& st) {
+  const int threads = static_cast<int>(st.range(0));
+  const int64_t kv = st.range(1), hq = 32, hkv = 8, head = 128;
+  std::mt19937 rng(2);
+  std::uniform_real_distribution<float> d(-1.f, 1.f);
+  std::vector<float> q(hq * head), k(hkv * kv * head), v(k.size()), y(q.size());
+  for (auto* t : {&q, &k, &v})
+    for (auto& x : *t) x = d(rng);
+  attn::Params p;
+  p.batch = 1;
+  p.q_heads = hq;
+  p.kv_heads = hkv;
+  p.q_len = 1;
+  p.kv_len = kv;
+  p.head_dim = p.v_dim = head;
+  p.q = {q.data(), hq * head, head, head};
+  p.k = {k.data(), hkv * kv * head, kv * head, head};
+  p.v = {v.data(), hkv * kv * head, kv * head, head};
+  p.y = y.data();
+  p.y_sb = hq * head, p.y_sh = head, p.y_ss = head;
+  p.scale = 1.0 / std::sqrt(128.0);
+  p.causal = true;
+  p.offset = kv - 1;
+  ThreadPool pool(threads);
+  attn::Plan plan(p, true, threads, false);
+  std::vector<unsigned char> scratch(plan.ScratchBytes() + 64);
+  void* s = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+  for (auto _ : st) {
+    plan.Run<float>(p, &pool, s);
+    benchmark::DoNotOptimize(y.data());
+  }
+  st.counters["GB/s"] = benchmark::Counter(2.0 * hkv * kv * head * sizeof(float),
+                                           benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
+BENCHMARK(BM_AttentionDecodeGqa)
+    ->ArgNames({"threads", "kv"})
+    ->Args({1, 2048})
+    ->Args({2, 2048})
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 

@@ -80,11 +80,44 @@ void RowInterval(const Params& p, int64_t b, int64_t i, int64_t* lo, int64_t* hi
 float DefaultRowMax(const float* x, int64_t n) { return ew::MathKernels().row_max(x, n); }
 float DefaultExpSum(float* x, int64_t n, float shift) { return ew::MathKernels().exp_sum(x, x, n, shift); }
 
-// The float32 row passes and K^T packer for this process's ISA.
+void DefaultScoresRows(const float* q, int64_t ldq, int64_t rows, const float* k, int64_t ldk, int64_t n, int64_t d,
+                       float scale, float* s, int64_t lds) {
+  constexpr int kL = 16;  // independent lanes: vectorises without reassociation
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      const float* qr = q + r * ldq;
+      const float* kj = k + j * ldk;
+      float acc[kL] = {};
+      int64_t p = 0;
+      for (; p + kL <= d; p += kL)
+        for (int l = 0; l < kL; ++l) acc[l] += qr[p + l] * kj[p + l];
+      float sum = 0;
+      for (; p < d; ++p) sum += qr[p] * kj[p];
+      for (int l = 0; l < kL; ++l) sum += acc[l];
+      s[r * lds + j] = scale * sum;
+    }
+}
+
+void DefaultPvRows(const float* p, int64_t lds, int64_t rows, const float* v, int64_t ldv, int64_t n, int64_t dv,
+                   float* o, int64_t ldo) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      const float pj = p[r * lds + j];
+      const float* vj = v + j * ldv;
+      float* orow = o + r * ldo;
+      for (int64_t c = 0; c < dv; ++c) orow[c] += pj * vj[c];
+    }
+}
+
+// The float32 row passes, packer and few-row products for this process's ISA.
 struct F32RowOps {
   float (*row_max)(const float*, int64_t) = DefaultRowMax;
   float (*exp_sum)(float*, int64_t, float) = DefaultExpSum;
   void (*pack_kt32)(const float*, int64_t, int64_t, int64_t, float*) = nullptr;  // NR == 32 only
+  void (*scores_rows)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, float, float*,
+                      int64_t) = DefaultScoresRows;
+  void (*pv_rows)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, float*,
+                  int64_t) = DefaultPvRows;
 };
 
 const F32RowOps& RowOps() {
@@ -95,6 +128,8 @@ const F32RowOps& RowOps() {
       o.row_max = f32_attn_row_max_avx512;
       o.exp_sum = f32_attn_exp_sum_avx512;
       o.pack_kt32 = f32_attn_pack_kt32_avx512;
+      o.scores_rows = f32_attn_scores_rows_avx512;
+      o.pv_rows = f32_attn_pv_rows_avx512;
     }
 #endif
     return o;
@@ -153,9 +188,13 @@ class TaskRunner {
   TaskRunner(const Params& p, const Layout& L, const gemm::GemmUkernel* uk, int64_t qb, int64_t kb, void* slice)
       : p_(p), L_(L), uk_(uk), qb_(qb), kb_(kb), base_(static_cast<T*>(slice)) {}
 
-  void Run(int64_t b, int64_t h, int64_t i0) {
-    const int64_t rows = std::min(qb_, p_.q_len - i0);
+  // Query rows [i0, i0 + qb) of head h; or, with heads > 1 (single-query
+  // steps only), row 0 of heads [h, h + heads), which share one K/V head.
+  void Run(int64_t b, int64_t h, int64_t i0, int64_t heads = 1) {
+    multi_ = heads > 1;
+    const int64_t rows = multi_ ? heads : std::min(qb_, p_.q_len - i0);
     const int64_t hk = h / (p_.q_heads / p_.kv_heads);
+    ldq_ = multi_ ? p_.q.sh : p_.q.ss;
     const T* q = static_cast<const T*>(p_.q.data) + b * p_.q.sb + h * p_.q.sh + i0 * p_.q.ss;
     const T* k = static_cast<const T*>(p_.k.data) + b * p_.k.sb + hk * p_.k.sh;
     const T* v = static_cast<const T*>(p_.v.data) + b * p_.v.sb + hk * p_.v.sh;
@@ -168,16 +207,17 @@ class TaskRunner {
     const bool materialise = p_.qk_out != nullptr;
     int64_t jmin = p_.kv_len, jmax = 0;
     for (int64_t r = 0; r < rows; ++r) {
-      RowInterval(p_, b, i0 + r, &lo[r], &hi[r]);
+      RowInterval(p_, b, i0 + (multi_ ? 0 : r), &lo[r], &hi[r]);
       if (lo[r] < hi[r]) jmin = std::min(jmin, lo[r]), jmax = std::max(jmax, hi[r]);
       m[r] = -std::numeric_limits<T>::infinity();
       l[r] = 0;
       std::memset(o + r * L_.ldo, 0, sizeof(T) * p_.v_dim);
     }
     if (materialise) jmin = 0, jmax = p_.kv_len;
+    direct_ = rows <= kDirectRows;
     if constexpr (std::is_same_v<T, float>) {
-      if (jmin < jmax) {
-        gemm::PackA(*uk_, q, p_.q.ss, false, rows, p_.head_dim, base_ + L_.qpack);
+      if (jmin < jmax && !direct_) {
+        gemm::PackA(*uk_, q, ldq_, false, rows, p_.head_dim, base_ + L_.qpack);
         if (L_.whole_kv && (b != packed_b_ || hk != packed_hk_)) {
           PackKt(*uk_, k, p_.k.ss, p_.kv_len, p_.head_dim, base_ + L_.kpack);
           gemm::PackB(*uk_, v, p_.v.ss, false, p_.v_dim, p_.kv_len, base_ + L_.vpack);
@@ -187,18 +227,20 @@ class TaskRunner {
         if (L_.whole_kv) jmin -= jmin % uk_->nr;
       }
     }
+    // Rows are kv_len apart in qk_out in both modes (q_len is 1 with several heads).
     T* qk_rows = materialise ? static_cast<T*>(p_.qk_out) +
                                    ((b * p_.q_heads + h) * p_.q_len + i0) * p_.kv_len
                              : nullptr;
     for (int64_t j0 = jmin; j0 < jmax; j0 += kb_) {
       const int64_t nb = std::min(kb_, jmax - j0);
       Scores(q, k, j0, rows, nb, s);
-      for (int64_t r = 0; r < rows; ++r) SoftmaxStep(b, h, i0 + r, r, j0, nb, s + r * L_.lds, qk_rows);
+      for (int64_t r = 0; r < rows; ++r)
+        SoftmaxStep(b, multi_ ? h + r : h, multi_ ? i0 : i0 + r, r, j0, nb, s + r * L_.lds, qk_rows);
       AccumulatePV(v, j0, rows, nb, s, o);
     }
-    T* y = static_cast<T*>(p_.y) + b * p_.y_sb + h * p_.y_sh;
+    T* y = static_cast<T*>(p_.y) + b * p_.y_sb + h * p_.y_sh + i0 * p_.y_ss;
     for (int64_t r = 0; r < rows; ++r) {
-      T* yr = y + (i0 + r) * p_.y_ss;
+      T* yr = y + r * (multi_ ? p_.y_sh : p_.y_ss);
       const bool empty = std::isinf(m[r]) && m[r] < 0;
       const T inv = empty || l[r] == 0 ? T(0) : T(1) / l[r];
       const T* orow = o + r * L_.ldo;
@@ -217,6 +259,10 @@ class TaskRunner {
     const int64_t D = p_.head_dim;
     k += j0 * p_.k.ss;
     if constexpr (std::is_same_v<T, float>) {
+      if (direct_) {
+        RowOps().scores_rows(q, ldq_, rows, k, p_.k.ss, nb, D, static_cast<float>(p_.scale), s, L_.lds);
+        return;
+      }
       float* kpack = base_ + L_.kpack;
       const float* qpack = base_ + L_.qpack;
       if (L_.whole_kv) kpack += j0 * D;  // j0 is a multiple of NR: panel j0 / NR
@@ -231,7 +277,7 @@ class TaskRunner {
       }
     } else {
       for (int64_t i = 0; i < rows; ++i) {
-        const T* qi = q + i * p_.q.ss;
+        const T* qi = q + i * ldq_;
         T* si = s + i * L_.lds;
         for (int64_t j = 0; j < nb; ++j) {
           const T* kj = k + j * p_.k.ss;
@@ -292,6 +338,10 @@ class TaskRunner {
     const int64_t Dv = p_.v_dim;
     v += j0 * p_.v.ss;
     if constexpr (std::is_same_v<T, float>) {
+      if (direct_) {
+        RowOps().pv_rows(s, L_.lds, rows, v, p_.v.ss, nb, Dv, o, L_.ldo);
+        return;
+      }
       float* ppack = base_ + L_.ppack;
       const float* vpack = base_ + L_.vpack;
       gemm::PackA(*uk_, s, L_.lds, false, rows, nb, ppack);
@@ -330,6 +380,9 @@ class TaskRunner {
   int64_t qb_, kb_;
   T* base_;
   int64_t packed_b_ = -1, packed_hk_ = -1;  // whose K / V the whole-kv buffers hold
+  bool direct_ = false;                     // few rows: unpacked products
+  bool multi_ = false;                      // rows are heads (see Run)
+  int64_t ldq_ = 0;                         // elements between query rows
 };
 
 }  // namespace
@@ -338,6 +391,9 @@ Plan::Plan(const Params& shape, bool is_float, int max_threads, bool whole_rows)
     : max_threads_(std::max(1, max_threads)) {
   if (is_float) uk_ = &gemm::DefaultUkernel();
   qb_ = std::clamp<int64_t>(shape.q_len, 1, kQueryBlock);
+  // Single-query steps over grouped K/V take up to kDirectRows heads as rows (Run).
+  if (shape.q_len == 1 && shape.kv_heads > 0)
+    qb_ = std::max<int64_t>(qb_, std::min<int64_t>(shape.q_heads / shape.kv_heads, kDirectRows));
   kb_ = whole_rows ? std::max<int64_t>(shape.kv_len, 1) : std::clamp<int64_t>(shape.kv_len, 1, kKeyBlock);
   per_thread_bytes_ = MakeLayout(shape, uk_, qb_, kb_, is_float ? sizeof(float) : sizeof(double)).bytes;
 }
@@ -349,7 +405,13 @@ void Plan::Run(const Params& p, ThreadPool* pool, void* scratch) const {
   if (p.v_dim == 0) return;
   const Layout L = MakeLayout(p, uk_, qb_, kb_, sizeof(T));
   const int64_t qblocks = (p.q_len + qb_ - 1) / qb_;
-  const int64_t units = p.batch * p.q_heads * qblocks;
+  // A single query against grouped K/V heads: the query heads of a group are
+  // taken kDirectRows at a time as the rows of one block, so each pass over a
+  // K/V head serves several query heads.
+  const int64_t group = p.q_heads / p.kv_heads;
+  const int64_t head_chunk = p.q_len == 1 && group > 1 ? std::min(group, kDirectRows) : 1;
+  const int64_t chunks_per_group = (group + head_chunk - 1) / head_chunk;
+  const int64_t units = head_chunk > 1 ? p.batch * p.kv_heads * chunks_per_group : p.batch * p.q_heads * qblocks;
   // Enough work per thread to pay for a wake-up (~ 0.5 MFLOP).
   const double flops = 2.0 * p.q_len * p.kv_len * (p.head_dim + p.v_dim) * p.batch * p.q_heads;
   int64_t slots = std::min<int64_t>({pool ? pool->num_threads() : 1, max_threads_, units,
@@ -358,6 +420,12 @@ void Plan::Run(const Params& p, ThreadPool* pool, void* scratch) const {
     TaskRunner<T> runner(p, L, uk_, qb_, kb_, static_cast<char*>(scratch) + t * per_thread_bytes_);
     const int64_t u0 = units * t / slots, u1 = units * (t + 1) / slots;
     for (int64_t u = u0; u < u1; ++u) {
+      if (head_chunk > 1) {
+        const int64_t c = u % chunks_per_group, bk = u / chunks_per_group;
+        const int64_t h0 = (bk % p.kv_heads) * group + c * head_chunk;
+        runner.Run(bk / p.kv_heads, h0, 0, std::min(head_chunk, (bk % p.kv_heads + 1) * group - h0));
+        continue;
+      }
       const int64_t qbi = u % qblocks, bh = u / qblocks;
       runner.Run(bh / p.q_heads, bh % p.q_heads, qbi * qb_);
     }

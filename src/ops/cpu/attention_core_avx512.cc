@@ -91,3 +91,89 @@ void f32_attn_pack_kt32_avx512(const float* k, int64_t ldk, int64_t n, int64_t d
 }
 
 }  // namespace oc::attn
+
+namespace oc::attn {
+namespace {
+
+inline __mmask16 TailMask(int64_t left) {
+  return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1);
+}
+
+// Four keys at a time per row: 4 * R independent FMA chains.
+template <int R>
+void ScoresRows(const float* q, int64_t ldq, const float* k, int64_t ldk, int64_t n, int64_t d, float scale,
+                float* s, int64_t lds) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    __m512 acc[R][4];
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < d; p += 16) {
+      const __mmask16 m = TailMask(d - p);
+      __m512 kv[4];
+      for (int c = 0; c < 4; ++c) kv[c] = _mm512_maskz_loadu_ps(m, k + (j + c) * ldk + p);
+      for (int r = 0; r < R; ++r) {
+        const __m512 qv = _mm512_maskz_loadu_ps(m, q + r * ldq + p);
+        for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_fmadd_ps(qv, kv[c], acc[r][c]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < 4; ++c) s[r * lds + j + c] = scale * _mm512_reduce_add_ps(acc[r][c]);
+  }
+  for (; j < n; ++j) {
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t p = 0; p < d; p += 16) {
+      const __mmask16 m = TailMask(d - p);
+      const __m512 kv = _mm512_maskz_loadu_ps(m, k + j * ldk + p);
+      for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + r * ldq + p), kv, acc[r]);
+    }
+    for (int r = 0; r < R; ++r) s[r * lds + j] = scale * _mm512_reduce_add_ps(acc[r]);
+  }
+}
+
+// Output columns in groups of 64 held in registers across all keys.
+template <int R>
+void PvRows(const float* p, int64_t lds, const float* v, int64_t ldv, int64_t n, int64_t dv, float* o, int64_t ldo) {
+  for (int64_t c0 = 0; c0 < dv; c0 += 64) {
+    __mmask16 m[4];
+    __m512 acc[R][4];
+    for (int c = 0; c < 4; ++c) m[c] = c0 + 16 * c < dv ? TailMask(dv - c0 - 16 * c) : 0;
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_maskz_loadu_ps(m[c], o + r * ldo + c0 + 16 * c);
+    for (int64_t j = 0; j < n; ++j) {
+      __m512 vv[4];
+      for (int c = 0; c < 4; ++c) vv[c] = _mm512_maskz_loadu_ps(m[c], v + j * ldv + c0 + 16 * c);
+      for (int r = 0; r < R; ++r) {
+        const __m512 pr = _mm512_set1_ps(p[r * lds + j]);
+        for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_fmadd_ps(pr, vv[c], acc[r][c]);
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < 4; ++c) _mm512_mask_storeu_ps(o + r * ldo + c0 + 16 * c, m[c], acc[r][c]);
+  }
+}
+
+}  // namespace
+
+void f32_attn_scores_rows_avx512(const float* q, int64_t ldq, int64_t rows, const float* k, int64_t ldk, int64_t n,
+                                 int64_t d, float scale, float* s, int64_t lds) {
+  switch (rows) {
+    case 1: ScoresRows<1>(q, ldq, k, ldk, n, d, scale, s, lds); break;
+    case 2: ScoresRows<2>(q, ldq, k, ldk, n, d, scale, s, lds); break;
+    case 3: ScoresRows<3>(q, ldq, k, ldk, n, d, scale, s, lds); break;
+    default: ScoresRows<4>(q, ldq, k, ldk, n, d, scale, s, lds); break;
+  }
+}
+
+void f32_attn_pv_rows_avx512(const float* p, int64_t lds, int64_t rows, const float* v, int64_t ldv, int64_t n,
+                             int64_t dv, float* o, int64_t ldo) {
+  switch (rows) {
+    case 1: PvRows<1>(p, lds, v, ldv, n, dv, o, ldo); break;
+    case 2: PvRows<2>(p, lds, v, ldv, n, dv, o, ldo); break;
+    case 3: PvRows<3>(p, lds, v, ldv, n, dv, o, ldo); break;
+    default: PvRows<4>(p, lds, v, ldv, n, dv, o, ldo); break;
+  }
+}
+
+}  // namespace oc::attn

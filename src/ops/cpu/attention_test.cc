@@ -320,6 +320,19 @@ std::vector<Case> Cases() {
   });
   add("long_qk_mode3", [](Case& c) { c.q_len = 65; c.kv_len = 257; c.qk_mode = 3; c.causal = true; });
   add("decode_gqa", [](Case& c) { c.q_len = 1; c.kv_len = 1; c.past = 300; c.q_heads = 8; c.kv_heads = 2; c.causal = true; });
+  // Blocks of at most 4 query rows take the unpacked path (4 keys per step, 64 columns per register group).
+  add("few_rows_odd_dims", [](Case& c) {
+    c.q_len = 3; c.kv_len = 67; c.past = 2; c.head = 37; c.v_head = 70; c.causal = true; c.mask_shape = {3, 69};
+  });
+  add("few_rows_gqa_softcap", [](Case& c) { c.q_len = 2; c.kv_len = 9; c.q_heads = 4; c.kv_heads = 2; c.softcap = 1.f; c.head = 16; c.v_head = 16; });
+  // Single-query steps over grouped heads: query heads batched as rows (groups of 6 = 4 + 2).
+  add("decode_gqa_group6_mask_qk", [](Case& c) {
+    c.batch = 2; c.q_len = 1; c.kv_len = 1; c.past = 40; c.q_heads = 12; c.kv_heads = 2; c.causal = true;
+    c.mask_shape = {2, 12, 1, 41}; c.qk_mode = 2; c.left = 30;
+  });
+  add("decode_gqa_3d_nonpad", [](Case& c) {
+    c.is3d = true; c.batch = 3; c.q_len = 1; c.kv_len = 50; c.q_heads = 8; c.kv_heads = 2; c.nonpad = true; c.causal = true;
+  });
   add("bert_shape", [](Case& c) { c.is3d = true; c.q_heads = c.kv_heads = 12; c.q_len = c.kv_len = 128; c.head = c.v_head = 64; c.mask_shape = {1, 1, 1, 128}; });
   return cs;
 }
