@@ -312,3 +312,25 @@ def test_qdq_matmul_fuses_to_qlinear_matmul():
         diff = np.abs(got - want)
         assert diff.max() <= 0.05 * 1.001, diff.max()
         assert np.count_nonzero(diff) <= want.size // 50
+
+
+@pytest.mark.parametrize("qtype,saturate", [(TensorProto.INT4, 1), (TensorProto.UINT4, 1),
+                                            (TensorProto.FLOAT8E4M3FN, 1), (TensorProto.FLOAT8E4M3FN, 0),
+                                            (TensorProto.FLOAT8E5M2, 1)])
+def test_low_precision_roundtrip(qtype, saturate):
+    # The 4-bit / float8 tensor stays inside the model (Q -> DQ), so only float
+    # crosses the tool boundary. Odd sizes exercise the packed-nibble tail.
+    x = (R.standard_normal((3, 7, 5)) * 6).astype(np.float32)
+    x[0, 0, :4] = [1e6, -1e6, 0.25, -0.25]  # overflow (saturate or inf/NaN) and small values
+    is_float = qtype in (TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E5M2)
+    s = np.array([0.5, 0.25, 1.0, 2.0, 0.75, 1.5, 0.125], np.float32)
+    q_attrs = {"axis": 1, "output_dtype": qtype}
+    if is_float:
+        q_attrs["saturate"] = saturate
+    nodes = [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], **q_attrs),
+             helper.make_node("DequantizeLinear", ["q", "s"], ["y"], axis=1)]
+    m = make_model(nodes, [("x", x)], ["y"], [("s", s)], opset=21)
+    want = run_ort(m, {"x": x})[0]
+    got = run_ours(m, {"x": x})[0]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.nan_to_num(got), np.nan_to_num(want))

@@ -211,6 +211,30 @@ inline const double* RowParams(const QuantLayout& l, const double* p, int64_t r,
   return p;
 }
 
+// Fast path of Q for float32 x and scale into an 8/16-bit integer type with
+// one scale per row: y = clamp(rint(x / s), lo - zp, hi - zp) + zp. Clamping
+// first keeps |q| small, so adding and subtracting 1.5 * 2^23 rounds it to
+// the nearest integer, ties to even, in plain float arithmetic the compiler
+// vectorises (the bounds are integers, so clamp and rint commute). NaN -> lo.
+template <typename T>
+void QuantizeRowF32(const float* x, int64_t n, float s, float zp, float lo, float hi, T* y) {
+  const float qlo = lo - zp, qhi = hi - zp;
+  constexpr float kMagic = 12582912.f;  // 1.5 * 2^23
+  for (int64_t e = 0; e < n; ++e) {
+    float q = x[e] / s;
+    q = q >= qlo ? q : qlo;
+    q = q <= qhi ? q : qhi;
+    q = (q + kMagic) - kMagic;
+    y[e] = static_cast<T>(static_cast<int32_t>(q + zp));
+  }
+}
+
+// Fast path of DQ into float32: y = (x - zp) * s with one scale per row.
+template <typename T>
+void DequantizeRowF32(const T* x, int64_t n, float s, float zp, float* y) {
+  for (int64_t e = 0; e < n; ++e) y[e] = (static_cast<float>(x[e]) - zp) * s;
+}
+
 // Shared by Q and DQ: element types and the layout, all fixed at creation.
 struct QdqPlan {
   QuantLayout layout;
@@ -220,6 +244,7 @@ struct QdqPlan {
   DataType cast_inputs_to = DataType::kUndefined;  // Q with `precision`
   double lo = 0, hi = 0;                  // Q: integer saturation range
   bool saturate = true;                   // Q to float8: clamp overflow (else inf/NaN)
+  bool fast = false;                      // float32 on the float side, 8/16-bit integers: *RowF32
 };
 
 class QdqKernel final : public Kernel {
@@ -268,6 +293,19 @@ class QdqKernel final : public Kernel {
     int64_t ss, zs;
     const double* s = RowParams(p_.layout, scale, r, &ss) + ss * c0;
     const double* z = RowParams(p_.layout, zp, r, &zs) + zs * c0;
+    if (p_.fast && ss == 0) {
+      const float* x = static_cast<const float*>(io.inputs[0]) + off;
+      const float sf = static_cast<float>(s[0]), zf = static_cast<float>(z[0]);
+      const float lo = static_cast<float>(p_.lo), hi = static_cast<float>(p_.hi);
+      void* y = io.outputs[0];
+      switch (p_.y_type) {
+        case DataType::kUInt8: QuantizeRowF32(x, n, sf, zf, lo, hi, static_cast<uint8_t*>(y) + off); return;
+        case DataType::kInt8: QuantizeRowF32(x, n, sf, zf, lo, hi, static_cast<int8_t*>(y) + off); return;
+        case DataType::kUInt16: QuantizeRowF32(x, n, sf, zf, lo, hi, static_cast<uint16_t*>(y) + off); return;
+        case DataType::kInt16: QuantizeRowF32(x, n, sf, zf, lo, hi, static_cast<int16_t*>(y) + off); return;
+        default: break;
+      }
+    }
     double q[kChunk];
     LoadChunk(p_.x_type, io.inputs[0], off, n, q);
     const DataType ct = p_.cast_inputs_to;
@@ -326,6 +364,18 @@ class QdqKernel final : public Kernel {
     int64_t ss, zs;
     const double* s = RowParams(p_.layout, scale, r, &ss) + ss * c0;
     const double* z = RowParams(p_.layout, zp, r, &zs) + zs * c0;
+    if (p_.fast && ss == 0) {
+      const void* x = io.inputs[0];
+      float* y = static_cast<float*>(io.outputs[0]) + off;
+      const float sf = static_cast<float>(s[0]), zf = static_cast<float>(z[0]);
+      switch (p_.x_type) {
+        case DataType::kUInt8: DequantizeRowF32(static_cast<const uint8_t*>(x) + off, n, sf, zf, y); return;
+        case DataType::kInt8: DequantizeRowF32(static_cast<const int8_t*>(x) + off, n, sf, zf, y); return;
+        case DataType::kUInt16: DequantizeRowF32(static_cast<const uint16_t*>(x) + off, n, sf, zf, y); return;
+        case DataType::kInt16: DequantizeRowF32(static_cast<const int16_t*>(x) + off, n, sf, zf, y); return;
+        default: break;
+      }
+    }
     double x[kChunk];
     float y[kChunk];
     LoadChunk(p_.x_type, io.inputs[0], off, n, x);
@@ -425,6 +475,9 @@ Expected<KernelPtr> MakeQuantize(const KernelInit& init) {
     p.div_type = pt;
     p.cast_inputs_to = pt;
   }
+  p.fast = p.x_type == DataType::kFloat32 && p.div_type == DataType::kFloat32 &&
+           p.cast_inputs_to == DataType::kUndefined && DataTypeSize(p.y_type) <= 2 && !float_target &&
+           !IsSubByteType(p.y_type);
   return KernelPtr(new QdqKernel(p, true));
 }
 
@@ -448,6 +501,7 @@ Expected<KernelPtr> MakeDequantize(const KernelInit& init) {
                         TypeList({DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16}), ")");
   // Float sources have no zero point (the reference requires it to be zero, or ignores it for float4).
   if (float_source) p.has_zp = false;
+  p.fast = p.y_type == DataType::kFloat32 && !float_source && DataTypeSize(p.x_type) <= 2 && !IsSubByteType(p.x_type);
   return KernelPtr(new QdqKernel(p, false));
 }
 
