@@ -20,7 +20,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, defs, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -401,3 +401,45 @@ def test_clip_every_numeric_type(driver, dt):
     m.ir_version = 8
     (got,), (want,) = run_and_read(driver, m, {"x": x, "lo": lo, "hi": hi})
     np.testing.assert_array_equal(got, want)
+
+
+def one_input_model(op, t, shape, inits=(), extra_inputs=(), **attrs):
+    node = helper.make_node(op, ["x", *[n for n, _ in inits], *extra_inputs], ["y"], **attrs)
+    g = helper.make_graph([node], op.lower(), [helper.make_tensor_value_info("x", t, shape)],
+                          [helper.make_empty_tensor_value_info("y")],
+                          initializer=[numpy_helper.from_array(a, n) for n, a in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("dt", INT_TYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                                "ReduceSumSquare", "ArgMax", "ArgMin"])
+def test_integer_reductions(driver, op, dt):
+    allowed = [t[len("tensor("):-1] for t in defs.get_schema(op).type_constraints[0].allowed_type_strs]
+    if np.dtype(dt).name not in allowed:
+        pytest.skip(f"{op} does not take {np.dtype(dt).name}")
+    x = RNG.integers(0, 6, (3, 4, 5)).astype(dt)
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    if op.startswith("Arg"):
+        m = one_input_model(op, t, [3, 4, 5], axis=1)
+    else:
+        m = one_input_model(op, t, [3, 4, 5], inits=[("axes", np.array([1], np.int64))])
+    (got,), (want,) = run_and_read(driver, m, {"x": x})
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dt", INT_TYPES, ids=lambda d: np.dtype(d).name)
+def test_einsum_integers(driver, dt):
+    a = RNG.integers(0, 5, (2, 3, 4)).astype(dt)
+    b = RNG.integers(0, 5, (2, 4, 5)).astype(dt)
+    t = helper.np_dtype_to_tensor_dtype(np.dtype(dt))
+    node = helper.make_node("Einsum", ["a", "b"], ["y"], equation="bij,bjk->bik")
+    g = helper.make_graph([node], "einsum", [helper.make_tensor_value_info("a", t, a.shape),
+                                             helper.make_tensor_value_info("b", t, b.shape)],
+                          [helper.make_empty_tensor_value_info("y")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)])
+    m.ir_version = 8
+    (got,), _ = run_and_read(driver, m, {"a": a, "b": b})
+    np.testing.assert_array_equal(got, np.einsum("bij,bjk->bik", a, b))

@@ -276,9 +276,15 @@ Expected<KernelPtr> MakeEinsum(const KernelInit& init) {
     case DataType::kFloat64: return Build<double>(n, plan);
     case DataType::kInt32: return Build<int32_t>(n, plan);
     case DataType::kInt64: return Build<int64_t>(n, plan);
+    case DataType::kInt8: return Build<int8_t>(n, plan);
+    case DataType::kInt16: return Build<int16_t>(n, plan);
+    case DataType::kUInt8: return Build<uint8_t>(n, plan);
+    case DataType::kUInt16: return Build<uint16_t>(n, plan);
+    case DataType::kUInt32: return Build<uint32_t>(n, plan);
+    case DataType::kUInt64: return Build<uint64_t>(n, plan);
     default:
       return NotSupported(n.Describe(), ": element type ", DataTypeName(n.input(0)->dtype),
-                          " (supported: float, double, int32, int64)");
+                          " (supported: float, double and the 8 integer types; float16/bfloat16 run in float32)");
   }
 }
 

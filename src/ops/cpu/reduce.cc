@@ -403,10 +403,10 @@ Expected<KernelPtr> MakeReduce(const KernelInit& init) {
       if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<uint8_t, P>(std::move(plan)));
       break;
     case DataType::kUInt32:
-      if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<uint32_t, P>(std::move(plan)));
+      if constexpr (kTypes != kFloatOnly) return KernelPtr(new ReduceKernel<uint32_t, P>(std::move(plan)));
       break;
     case DataType::kUInt64:
-      if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<uint64_t, P>(std::move(plan)));
+      if constexpr (kTypes != kFloatOnly) return KernelPtr(new ReduceKernel<uint64_t, P>(std::move(plan)));
       break;
     case DataType::kBool:  // ReduceMax / ReduceMin (opset 20): any / all
       if constexpr (kTypes == kOrdered) return KernelPtr(new ReduceKernel<bool, P>(std::move(plan)));
@@ -495,6 +495,10 @@ Expected<KernelPtr> MakeArg(const KernelInit& init) {
     OC_ARG_CASE(DataType::kInt64, int64_t)
     OC_ARG_CASE(DataType::kInt8, int8_t)
     OC_ARG_CASE(DataType::kUInt8, uint8_t)
+    OC_ARG_CASE(DataType::kInt16, int16_t)
+    OC_ARG_CASE(DataType::kUInt16, uint16_t)
+    OC_ARG_CASE(DataType::kUInt32, uint32_t)
+    OC_ARG_CASE(DataType::kUInt64, uint64_t)
     default: return ew::UnsupportedDtype(n, n.input(0)->dtype);
   }
 #undef OC_ARG_CASE
@@ -512,7 +516,7 @@ void RegisterReduceOps(OpRegistry& r) {
   reg("ReduceMin", MakeReduce<MinP, kOrdered>);
   reg("ReduceProd", MakeReduce<ProdP, kArith>);
   reg("ReduceL1", MakeReduce<L1P, kArith>);
-  reg("ReduceL2", MakeReduce<L2P, kFloatOnly>);
+  reg("ReduceL2", MakeReduce<L2P, kArith>);  // integers: sqrt truncated, as the reference casts
   reg("ReduceLogSum", MakeReduce<LogSumP, kFloatOnly>);
   reg("ReduceLogSumExp", MakeReduce<LogSumExpP, kFloatOnly>);
   reg("ReduceSumSquare", MakeReduce<SumSquareP, kArith>);
