@@ -109,10 +109,22 @@ void DefaultPvRows(const float* p, int64_t lds, int64_t rows, const float* v, in
     }
 }
 
+float DefaultAddMax(float* x, const float* add, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += add[i];
+  return DefaultRowMax(x, n);
+}
+
+float DefaultSelectMax(float* x, const uint8_t* keep, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = keep[i] ? x[i] : -std::numeric_limits<float>::infinity();
+  return DefaultRowMax(x, n);
+}
+
 // The float32 row passes, packer and few-row products for this process's ISA.
 struct F32RowOps {
   float (*row_max)(const float*, int64_t) = DefaultRowMax;
   float (*exp_sum)(float*, int64_t, float) = DefaultExpSum;
+  float (*add_max)(float*, const float*, int64_t) = DefaultAddMax;
+  float (*select_max)(float*, const uint8_t*, int64_t) = DefaultSelectMax;
   void (*pack_kt32)(const float*, int64_t, int64_t, int64_t, float*) = nullptr;  // NR == 32 only
   void (*scores_rows)(const float*, int64_t, int64_t, const float*, int64_t, int64_t, int64_t, float, float*,
                       int64_t) = DefaultScoresRows;
@@ -127,6 +139,8 @@ const F32RowOps& RowOps() {
     if (SelectedIsa() == Isa::kAvx512) {
       o.row_max = f32_attn_row_max_avx512;
       o.exp_sum = f32_attn_exp_sum_avx512;
+      o.add_max = f32_attn_add_max_avx512;
+      o.select_max = f32_attn_select_max_avx512;
       o.pack_kt32 = f32_attn_pack_kt32_avx512;
       o.scores_rows = f32_attn_scores_rows_avx512;
       o.pv_rows = f32_attn_pv_rows_avx512;
@@ -167,6 +181,28 @@ T ExpSum(T* x, int64_t n, T shift) {
     T s = 0;
     for (int64_t i = 0; i < n; ++i) s += x[i] = std::exp(x[i] - shift);
     return s;
+  }
+}
+
+// x += add over n; returns the max.
+template <typename T>
+T AddMax(T* x, const T* add, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return RowOps().add_max(x, add, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) x[i] += add[i];
+    return RowMax(x, n);
+  }
+}
+
+// x = keep ? x : -inf over n; returns the max.
+template <typename T>
+T SelectMax(T* x, const uint8_t* keep, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    return RowOps().select_max(x, keep, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) x[i] = keep[i] ? x[i] : -std::numeric_limits<T>::infinity();
+    return RowMax(x, n);
   }
 }
 
@@ -300,36 +336,43 @@ class TaskRunner {
     int64_t* lo = reinterpret_cast<int64_t*>(base_ + L_.lo);
     int64_t* hi = reinterpret_cast<int64_t*>(base_ + L_.hi);
     const int64_t a = std::clamp<int64_t>(lo[r] - j0, 0, nb), e = std::clamp<int64_t>(hi[r] - j0, a, nb);
-    for (int64_t j = 0; j < a; ++j) sr[j] = kNegInf;
-    for (int64_t j = e; j < nb; ++j) sr[j] = kNegInf;
-    if (p_.mask_kind != MaskKind::kNone && e > a) {
+    // The mask is applied inside [a, e) in the same pass as the block max.
+    T mb = kNegInf;
+    if (e > a) {
       const int64_t moff = b * p_.m_sb + h * p_.m_sh + i * p_.m_sq + j0;
       if (p_.mask_kind == MaskKind::kBool) {
-        const uint8_t* mk = static_cast<const uint8_t*>(p_.mask) + moff;
-        for (int64_t j = a; j < e; ++j) sr[j] = mk[j] ? sr[j] : kNegInf;
+        mb = SelectMax(sr + a, static_cast<const uint8_t*>(p_.mask) + moff + a, e - a);
+      } else if (p_.mask_kind == MaskKind::kAdditive) {
+        mb = AddMax(sr + a, static_cast<const T*>(p_.mask) + moff + a, e - a);
       } else {
-        const T* mk = static_cast<const T*>(p_.mask) + moff;
-        for (int64_t j = a; j < e; ++j) sr[j] += mk[j];
+        mb = RowMax(sr + a, e - a);
       }
     }
-    if (qr && p_.qk_mode == 2) std::memcpy(qr, sr, sizeof(T) * nb);
-    T* m = base_ + L_.m;
-    T* l = base_ + L_.l;
-    const T mb = e > a ? RowMax(sr + a, e - a) : kNegInf;
-    if (std::isinf(mb) && mb < 0) {  // nothing visible in this block
-      std::fill(sr, sr + nb, T(0));
-      return;
+    if (qr && p_.qk_mode == 2) {
+      std::fill(sr, sr + a, kNegInf);
+      std::fill(sr + e, sr + nb, kNegInf);
+      std::memcpy(qr, sr, sizeof(T) * nb);
     }
-    const T m_new = std::max(m[r], mb);
-    const T corr = std::exp(m[r] - m_new);  // 0 when m was -inf
-    const T sum = ExpSum(sr + a, e - a, m_new);
     std::fill(sr, sr + a, T(0));
     std::fill(sr + e, sr + nb, T(0));
-    if (corr != T(1)) {
-      T* orow = base_ + L_.o + r * L_.ldo;
-      for (int64_t d = 0; d < p_.v_dim; ++d) orow[d] *= corr;
+    if (std::isinf(mb) && mb < 0) {  // nothing visible in this block
+      std::fill(sr + a, sr + e, T(0));
+      return;
     }
-    l[r] = l[r] * corr + sum;
+    T* m = base_ + L_.m;
+    T* l = base_ + L_.l;
+    const T m_new = std::max(m[r], mb);
+    const T sum = ExpSum(sr + a, e - a, m_new);
+    if (std::isinf(m[r])) {  // first visible block: the accumulator is still zero
+      l[r] = sum;
+    } else {
+      const T corr = std::exp(m[r] - m_new);
+      if (corr != T(1)) {
+        T* orow = base_ + L_.o + r * L_.ldo;
+        for (int64_t d = 0; d < p_.v_dim; ++d) orow[d] *= corr;
+      }
+      l[r] = l[r] * corr + sum;
+    }
     m[r] = m_new;
   }
 

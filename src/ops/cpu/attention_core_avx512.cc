@@ -177,3 +177,41 @@ void f32_attn_pv_rows_avx512(const float* p, int64_t lds, int64_t rows, const fl
 }
 
 }  // namespace oc::attn
+
+namespace oc::attn {
+
+float f32_attn_add_max_avx512(float* x, const float* add, int64_t n) {
+  __m512 m0 = _mm512_set1_ps(-INFINITY), m1 = m0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    const __m512 a = _mm512_add_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(add + i));
+    const __m512 b = _mm512_add_ps(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(add + i + 16));
+    _mm512_storeu_ps(x + i, a);
+    _mm512_storeu_ps(x + i + 16, b);
+    m0 = _mm512_max_ps(m0, a);
+    m1 = _mm512_max_ps(m1, b);
+  }
+  for (; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 a = _mm512_add_ps(_mm512_maskz_loadu_ps(k, x + i), _mm512_maskz_loadu_ps(k, add + i));
+    _mm512_mask_storeu_ps(x + i, k, a);
+    m0 = _mm512_mask_max_ps(m0, k, m0, a);
+  }
+  return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
+}
+
+float f32_attn_select_max_avx512(float* x, const uint8_t* keep, int64_t n) {
+  const __m512 neg_inf = _mm512_set1_ps(-INFINITY);
+  __m512 m0 = neg_inf;
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 k = n - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m128i bytes = _mm_maskz_loadu_epi8(k, keep + i);
+    const __mmask16 live = _mm_test_epi8_mask(bytes, bytes);  // needs AVX-512 BW + VL
+    const __m512 a = _mm512_mask_loadu_ps(neg_inf, live, x + i);
+    _mm512_mask_storeu_ps(x + i, k, a);
+    m0 = _mm512_max_ps(m0, a);
+  }
+  return _mm512_reduce_max_ps(m0);
+}
+
+}  // namespace oc::attn

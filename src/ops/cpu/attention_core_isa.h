@@ -12,6 +12,9 @@ inline constexpr int64_t kDirectRows = 4;
 #if defined(__x86_64__) || defined(_M_X64)
 // Max of x[0, n) (-inf when n == 0).
 float f32_attn_row_max_avx512(const float* x, int64_t n);
+// x[i] += add[i], or x[i] = keep[i] ? x[i] : -inf; both return the max of the result.
+float f32_attn_add_max_avx512(float* x, const float* add, int64_t n);
+float f32_attn_select_max_avx512(float* x, const uint8_t* keep, int64_t n);
 // x[i] = exp(x[i] - shift) in place, for x[i] <= shift (-inf gives 0); returns the sum.
 float f32_attn_exp_sum_avx512(float* x, int64_t n, float shift);
 // Packs K^T (k is n rows of d floats, leading dim ldk) into 32-column GEMM B

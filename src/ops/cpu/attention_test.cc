@@ -428,6 +428,21 @@ TEST(Attention, Avx512RowPassesAndPackerMatchScalar) {
         EXPECT_NEAR(x[i], want[i], want[i] * (4e-7 + 6e-8 * std::fabs(std::log(want[i])))) << n << " " << i;
     }
   }
+  for (int64_t n : {1, 15, 16, 17, 32, 33, 70}) {
+    std::vector<double> src = Random(2 * n, rng, -5, 5);
+    std::vector<float> x(src.begin(), src.begin() + n), add(src.begin() + n, src.end()), x2 = x;
+    std::vector<uint8_t> keep(n);
+    for (int64_t i = 0; i < n; ++i) keep[i] = (i * 7 + n) % 3 != 0 ? 1 : 0;
+    float want = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n; ++i) want = std::max(want, x[i] + add[i]);
+    EXPECT_EQ(attn::f32_attn_add_max_avx512(x.data(), add.data(), n), want) << n;
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(x[i], float(src[i]) + add[i]) << n << " " << i;
+    want = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n; ++i) if (keep[i]) want = std::max(want, x2[i]);
+    EXPECT_EQ(attn::f32_attn_select_max_avx512(x2.data(), keep.data(), n), want) << n;
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(x2[i], keep[i] ? float(src[i]) : -std::numeric_limits<float>::infinity()) << n << " " << i;
+  }
   const gemm::GemmUkernel* uk = gemm::UkernelForIsa(Isa::kAvx512);
   ASSERT_TRUE(uk && uk->nr == 32);
   for (int64_t n : {1, 16, 17, 32, 33, 70}) {
