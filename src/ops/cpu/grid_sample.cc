@@ -168,6 +168,9 @@ class GridSampleKernel final : public Kernel {
       const C size = static_cast<C>(p_.in_dims[d]);
       const C v = g[p_.r - 1 - d];
       C pos = p_.align ? (v + 1) / C(2) * (size - 1) : ((v + 1) * size - 1) / C(2);
+      // Keep the index arithmetic below defined for any grid value: NaN reads
+      // outside the axis, infinities and huge values stop at +-1e12.
+      pos = std::isnan(pos) ? C(-6) : std::clamp<C>(pos, C(-1e12), C(1e12));
       const C lo = p_.align ? C(0) : C(-0.5);
       const C hi = p_.align ? size - 1 : size - C(0.5);
       if (p_.mode == GsMode::kNearest) pos = std::nearbyint(pos);  // ties to even, as the spec says
@@ -178,7 +181,6 @@ class GridSampleKernel final : public Kernel {
         if (p_.pad == GsPad::kBorder) pos = std::clamp<C>(pos, C(0), size - 1);
         else if (p_.pad == GsPad::kReflection) pos = Reflect<C>(pos, lo, hi);
       }
-      if (!std::isfinite(pos)) pos = C(-2) - C(4);  // NaN/inf grid: a tap outside any axis
       if (p_.mode == GsMode::kNearest) {
         idx[d][0] = PadIndex(static_cast<int64_t>(pos), d, lo, hi);
         wt[d][0] = 1;

@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <numbers>
+#include <string>
 
 #include "ops/cpu/pool_test_util.h"
 
@@ -67,6 +69,23 @@ TEST(GridSampleOp, NearestBorderClampsAndRoundsHalfToEven) {
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   // positions 0, 0.5 -> 0 (even), 2.5 -> 2 (even), 9 -> clamped to 3.
   ExpectNear(r->F(0), {10, 10, 30, 40}, 0);
+}
+
+TEST(GridSampleOp, NonFiniteAndHugeGridValuesStayDefined) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> g = {nan, 0.f, inf, 0.f, -inf, 0.5f, 1e30f, -1e30f};
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* pad : {"zeros", "border", "reflection"}) {
+      OpTester t("GridSample", 20);
+      t.InputF({1, 1, 3, 4}, RandomFloats(12, 3)).InputF({1, 1, 4, 2}, g).Outputs(1);
+      t.node().SetString("mode", mode);
+      t.node().SetString("padding_mode", pad);
+      auto r = t.Run();
+      ASSERT_TRUE(r.ok()) << mode << " " << pad << ": " << r.status().ToString();
+      std::vector<float> y = r->F(0);
+      ASSERT_EQ(y.size(), 4u);
+      if (std::string(pad) == "zeros") EXPECT_EQ(y[0], 0.f) << mode;  // NaN samples outside: zero
+    }
 }
 
 TEST(AffineGridOp, IdentityThetaGivesBaseGrid) {
