@@ -116,7 +116,7 @@ aclError SelectGear(ModelObj& m, aclDataBuffer* b, size_t k) {
   std::memcpy(b->data, d.gears.values[k].data(), d.dyn_values * sizeof(int64_t));
   auto exe = d.spec->Get(d.gears.shapes[k]);  // pinned at load: a look-up
   if (!exe.ok()) return SpecializeError(exe.status());
-  SetCurrentOutputs(d, **exe);
+  if (*exe) SetCurrentOutputs(d, **exe);
   return ACL_SUCCESS;
 }
 
@@ -152,6 +152,16 @@ aclError SetUpDynamicModel(ModelObj& m, const std::string& origin) {
                   StrCat(origin, ": gear ", k, ": ", st.message()));
     auto exe = d->spec->Get(d->gears.shapes[k]);
     if (!exe.ok()) return SpecializeError(exe.status());
+    if (!*exe) {
+      // This gear runs in the interpreter: inputs have the gear's sizes, outputs are unknown.
+      for (size_t i = 0; i < g.inputs.size(); ++i) {
+        size_t bytes = DataTypeSize(g.inputs[i]->dtype);
+        for (int64_t dim : d->gears.shapes[k][i]) bytes *= static_cast<size_t>(dim);
+        in_bytes[i] = std::max(in_bytes[i], bytes);
+      }
+      if (k == 0) for (const Value* v : g.outputs) out_dims.push_back(v->has_shape ? v->shape : std::vector<int64_t>{-2});
+      continue;
+    }
     const Executable& e = **exe;
     for (size_t i = 0; i < e.num_inputs(); ++i)
       in_bytes[i] = std::max(in_bytes[i], static_cast<size_t>(e.input(i).ByteSize()));
@@ -183,7 +193,8 @@ aclError SetUpDynamicModel(ModelObj& m, const std::string& origin) {
   return ACL_SUCCESS;
 }
 
-aclError ResolveDynamicExecutable(ModelObj& m, const aclmdlDataset* input, std::shared_ptr<const Executable>* exe) {
+aclError ResolveDynamicExecutable(ModelObj& m, const aclmdlDataset* input, std::shared_ptr<const Executable>* exe,
+                                  ShapeSignature* shapes) {
   DynamicModel& d = *m.dyn;
   if (!input) return NullArg("input");
   if (!Datasets().Contains(input))
@@ -237,7 +248,47 @@ aclError ResolveDynamicExecutable(ModelObj& m, const aclmdlDataset* input, std::
   auto got = d.spec->Get(sig);
   if (!got.ok()) return SpecializeError(got.status());
   *exe = std::move(got).value();
+  *shapes = std::move(sig);
   return ACL_SUCCESS;
+}
+
+Status RunInterpreted(ModelObj& m, const InterpretedRun& run, const std::vector<const void*>& ins,
+                      const std::vector<void*>& outs) {
+  const Graph& g = *m.om.graph;
+  std::vector<RtValue> inputs;
+  inputs.reserve(ins.size());
+  for (size_t i = 0; i < ins.size(); ++i) {
+    HostTensor t;
+    t.dtype = g.inputs[i]->dtype;
+    t.shape = run.shapes[i];
+    t.data = TensorData::View(nullptr, ins[i], t.ByteSize());
+    inputs.push_back(RtValue::FromTensor(std::move(t)));
+  }
+  ThreadPoolUse use;
+  OC_ASSIGN_OR_RETURN(std::vector<RtValue> results, run.interpreter->Run(inputs, use.pool()));
+  if (results.size() != outs.size())
+    return Internal("the interpreter returned ", results.size(), " outputs for ", outs.size());
+  std::vector<std::vector<int64_t>> dims;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const RtValue& r = results[i];
+    if (!r.is_tensor())
+      return NotSupported("output ", i, " ('", g.outputs[i]->name, "') is a ", r.Describe(),
+                          ", which a model output buffer cannot hold");
+    const size_t bytes = r.tensor.ByteSize();
+    if (bytes > run.out_sizes[i])
+      return InvalidArgument("output ", i, " ('", g.outputs[i]->name, "') came out with shape ",
+                             DimsText(r.tensor.shape), " (", bytes, " bytes) but its buffer holds ", run.out_sizes[i],
+                             " bytes");
+    if (bytes) std::memcpy(outs[i], r.tensor.data.data(), bytes);
+    dims.push_back(r.tensor.shape);
+  }
+  // The output dataset may be gone already (an async caller may destroy it once
+  // aclmdlExecuteAsync returns): its descs are updated only while it is live.
+  if (run.output && Datasets().Contains(run.output))
+    for (size_t i = 0; i < dims.size(); ++i) SetDatasetDesc(run.output, i, m.outputs[i].dtype, ACL_FORMAT_ND, dims[i]);
+  std::lock_guard<std::mutex> lk(m.dyn->mu);
+  m.dyn->cur_output_dims = std::move(dims);
+  return Status::Ok();
 }
 
 void SetDatasetDesc(aclmdlDataset* ds, size_t index, aclDataType dtype, aclFormat format,

@@ -266,9 +266,36 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
   if (!model) return UnknownModel(modelId);
   std::vector<void*> in_ptrs, out_ptrs;
   std::shared_ptr<const oc::Executable> exe = model->exe;
+  InterpretedRun interpreted;
   if (model->dyn) {
     // The shapes of this run pick (or make) the executable; buffers must hold them.
-    if (aclError e = ResolveDynamicExecutable(*model, input, &exe)) return e;
+    if (aclError e = ResolveDynamicExecutable(*model, input, &exe, &interpreted.shapes)) return e;
+  }
+  if (model->dyn && !exe) {
+    // Shapes that depend on data: the interpreter runs it, output sizes are
+    // checked when they are known.
+    auto interp = model->dyn->spec->GetInterpreter();
+    if (!interp.ok()) return FailStatus(interp.status(), ACL_ERROR_FEATURE_UNSUPPORTED);
+    interpreted.interpreter = std::move(interp).value();
+    const oc::Graph& g = *model->om.graph;
+    std::vector<size_t> in_need, out_need(model->outputs.size(), 0);
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      size_t bytes = oc::DataTypeSize(g.inputs[i]->dtype);
+      for (int64_t d : interpreted.shapes[i]) bytes *= static_cast<size_t>(d);
+      in_need.push_back(bytes);
+    }
+    for (size_t i = g.inputs.size(); i < model->inputs.size(); ++i) in_need.push_back(model->inputs[i].bytes);
+    // Every output buffer must be device memory over its whole size: the run
+    // may fill all of it.
+    if (output && Datasets().Contains(output) && output->buffers.size() == out_need.size())
+      for (size_t i = 0; i < out_need.size(); ++i)
+        if (output->buffers[i] && DataBuffers().Contains(output->buffers[i])) out_need[i] = output->buffers[i]->size;
+    if (aclError e = CheckDataset(input, model->inputs, true, &in_ptrs, &in_need)) return e;
+    if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs, &out_need)) return e;
+    in_ptrs.resize(g.inputs.size());
+    interpreted.out_sizes = out_need;
+    interpreted.output = output;
+  } else if (model->dyn) {
     std::vector<size_t> in_need, out_need;
     for (size_t i = 0; i < exe->num_inputs(); ++i) in_need.push_back(static_cast<size_t>(exe->input(i).ByteSize()));
     for (size_t i = exe->num_inputs(); i < model->inputs.size(); ++i) in_need.push_back(model->inputs[i].bytes);
@@ -282,16 +309,18 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
     if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs)) return e;
   }
   if (aclError e = ResolveStream(stream, stream_out)) return e;
-  if (model->dyn) RecordOutputShapes(*model, *exe, output);
+  if (model->dyn && exe) RecordOutputShapes(*model, *exe, output);
   std::vector<const void*> ins(in_ptrs.begin(), in_ptrs.end());
   model->BeginExecution();
   try {
     (*stream_out)->queue.Enqueue(
-        [model, exe, ins = std::move(ins), outs = std::move(out_ptrs)]() -> oc::Status {
+        [model, exe, interpreted = std::move(interpreted), ins = std::move(ins),
+         outs = std::move(out_ptrs)]() -> oc::Status {
           struct Done {
             ModelObj* m;
             ~Done() { m->EndExecution(); }
           } done{model.get()};
+          if (!exe) return RunInterpreted(*model, interpreted, ins, outs);
           return model->Run(*exe, ins, outs);
         },
         StrCat("execution of model ", modelId));

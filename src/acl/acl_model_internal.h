@@ -49,6 +49,18 @@ struct ModelObj {
   Status Run(const Executable& exe, const std::vector<const void*>& ins, const std::vector<void*>& outs);
 };
 
+// One run of a dynamic model through the interpreter (shapes only known as it
+// goes): the inputs at their signature's shapes, the output buffers and their
+// sizes, and the output dataset whose descs receive the shapes.
+struct InterpretedRun {
+  std::shared_ptr<const Interpreter> interpreter;
+  ShapeSignature shapes;
+  std::vector<size_t> out_sizes;
+  aclmdlDataset* output = nullptr;
+};
+Status RunInterpreted(ModelObj& m, const InterpretedRun& run, const std::vector<const void*>& ins,
+                      const std::vector<void*>& outs);
+
 std::shared_ptr<ModelObj> FindModel(uint32_t id);
 aclError UnknownModel(uint32_t id);
 aclError NullArg(const char* name);
@@ -61,8 +73,10 @@ aclDataType ToAclType(DataType t);
 // executables, the dynamic tensor input, and the reported dims and sizes.
 aclError SetUpDynamicModel(ModelObj& m, const std::string& origin);
 // The executable for the shapes `input` selects (gear tensor or tensor descs),
-// after checking the dataset's shape. Records the error.
-aclError ResolveDynamicExecutable(ModelObj& m, const aclmdlDataset* input, std::shared_ptr<const Executable>* exe);
+// after checking the dataset's shape; nullptr (with the shapes in `*shapes`)
+// when those shapes run in the interpreter. Records the error.
+aclError ResolveDynamicExecutable(ModelObj& m, const aclmdlDataset* input, std::shared_ptr<const Executable>* exe,
+                                  ShapeSignature* shapes);
 // Writes each output's shape into the output dataset's tensor descs and
 // remembers them for aclmdlGetCurOutputDims.
 void RecordOutputShapes(ModelObj& m, const Executable& exe, aclmdlDataset* output);

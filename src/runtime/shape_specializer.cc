@@ -19,7 +19,8 @@ std::string DimsString(const std::vector<int64_t>& dims) {
 // After specialisation every value should be static; one that is not comes
 // from an op whose output shape depends on data. Re-running the node's infer
 // function tells a real shape error (returned as is) from an op that computed
-// "unknown" on purpose.
+// "unknown" on purpose (the NotSupported returned then, naming the node, is
+// what a caller without the interpreter reports).
 Status ExplainNonStatic(Graph& g) {
   for (auto& up : g.nodes()) {
     Node& n = *up;
@@ -93,7 +94,11 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const S
   // so that ExplainNonStatic can name it; with static inputs nothing else changes.
   opts.allow_dynamic = true;
   Status st = RunPipeline(*g, opts);
-  if (st.ok() && IsDynamicGraph(*g)) st = ExplainNonStatic(*g);
+  if (st.ok() && IsDynamicGraph(*g)) {
+    st = ExplainNonStatic(*g);
+    // Data-dependent shapes: the interpreter runs these inputs.
+    if (st.code() == StatusCode::kNotSupported) return std::shared_ptr<const Executable>();
+  }
   if (!st.ok()) {
     std::string sig;
     for (size_t i = 0; i < shapes.size(); ++i)
@@ -106,6 +111,8 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const S
     if (it != packed_.end()) prepacked[i] = it->second;
   }
   auto exe = Executable::Create(g, prepacked);
+  // An op with no static kernel (control flow, sequences): the interpreter runs it.
+  if (!exe.ok() && exe.status().code() == StatusCode::kNotSupported) return std::shared_ptr<const Executable>();
   if (!exe.ok()) return exe.status();
   // Learn the packing of nodes the .om had none for, once per node name: later
   // shapes then skip repacking the same weights.
@@ -147,6 +154,16 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::GetLocked(const Sh
 Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Get(const ShapeSignature& shapes) {
   std::lock_guard<std::mutex> lk(mu_);
   return GetLocked(shapes, false);
+}
+
+Expected<std::shared_ptr<const Interpreter>> ShapeSpecializer::GetInterpreter() {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (!interpreter_) {
+    auto made = Interpreter::Create(graph_);
+    if (!made.ok()) return made.status().WithContext(StrCat("model '", graph_->name, "' needs the interpreter"));
+    interpreter_ = std::shared_ptr<const Interpreter>(std::move(made).value());
+  }
+  return interpreter_;
 }
 
 Status ShapeSpecializer::Pin(const ShapeSignature& shapes) {

@@ -13,6 +13,11 @@
 // load), so memory stays bounded however many shapes an application uses.
 // An evicted executable lives on until its last run holding it finishes.
 //
+// Where static executables cannot do (an op whose output shape depends on input
+// data, such as NonZero or Unique, or an op without a static kernel, such as
+// control flow), the signature is marked for the node-by-node Interpreter
+// (executor/interpreter.h) over the base graph, made once per specializer.
+//
 // Thread-safe: Get() may be called from many threads; a new signature is
 // specialised under the cache's lock (other signatures wait meanwhile).
 #pragma once
@@ -28,6 +33,7 @@
 
 #include "base/status.h"
 #include "executor/executable.h"
+#include "executor/interpreter.h"
 #include "graph/graph.h"
 
 namespace oc {
@@ -52,11 +58,13 @@ class ShapeSpecializer {
   // name the input and the dim.
   Status CheckSignature(const ShapeSignature& shapes) const;
 
-  // The executable for `shapes` (specialised on first use). Errors: a bad
-  // signature (InvalidArgument), shapes the model's ops reject, or an op whose
-  // output shape depends on input data ("data-dependent output shape of ...
-  // is not supported yet").
+  // The executable for `shapes` (specialised on first use), or nullptr when
+  // those shapes need the interpreter (see above; Interpreter() then runs
+  // them). Errors: a bad signature (InvalidArgument) or shapes the model's ops
+  // reject.
   Expected<std::shared_ptr<const Executable>> Get(const ShapeSignature& shapes);
+  // The node-by-node interpreter over the base graph (made on first use).
+  Expected<std::shared_ptr<const Interpreter>> GetInterpreter();
   // Specialises `shapes` now and keeps it out of the LRU (never evicted).
   Status Pin(const ShapeSignature& shapes);
 
@@ -85,6 +93,7 @@ class ShapeSpecializer {
 
   mutable std::mutex mu_;
   std::list<Entry> entries_;  // most recently used first
+  std::shared_ptr<const Interpreter> interpreter_;
   uint64_t specializations_ = 0;
 };
 

@@ -10,6 +10,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import acl_models
+import model_zoo
 import oc_harness
 
 R = np.random.default_rng(11)
@@ -212,3 +213,166 @@ def test_atc_mode6_summary_shows_unknown_dims(tmp_path):
     assert "format version:   2" in proc.stdout
     assert "x: float32 [N,16]" in proc.stdout
     assert "planned at run time" in proc.stdout
+
+
+def recurrent_model(features=8, hidden=16, classes=5):
+    """Bidirectional LSTM -> GRU -> Gemm over input[T, N, features], T and N
+    symbolic; the Reshape between them copies dims (0) instead of fixing them."""
+    b = model_zoo.Builder(4)
+    w = b.const((0.3 * b.rng.standard_normal((2, 4 * hidden, features))).astype(np.float32), "lstm_w")
+    r = b.const((0.3 * b.rng.standard_normal((2, 4 * hidden, hidden))).astype(np.float32), "lstm_r")
+    bb = b.const((0.1 * b.rng.standard_normal((2, 8 * hidden))).astype(np.float32), "lstm_b")
+    y, _, _ = b.op("LSTM", ["input", w, r, bb], n_out=3, hidden_size=hidden, direction="bidirectional")
+    y = b.op("Reshape", [b.op("Transpose", [y], perm=[0, 2, 1, 3]), b.const(np.array([0, 0, 2 * hidden], np.int64))])
+    gw = b.const((0.3 * b.rng.standard_normal((1, 3 * hidden, 2 * hidden))).astype(np.float32), "gru_w")
+    gr = b.const((0.3 * b.rng.standard_normal((1, 3 * hidden, hidden))).astype(np.float32), "gru_r")
+    gb = b.const((0.1 * b.rng.standard_normal((1, 6 * hidden))).astype(np.float32), "gru_b")
+    _, h = b.op("GRU", [y, gw, gr, gb], n_out=2, hidden_size=hidden, linear_before_reset=1)
+    h = b.op("Squeeze", [h, b.const(np.array([0], np.int64))])
+    fw = b.const((b.rng.standard_normal((classes, hidden)) / 4).astype(np.float32), "fc_w")
+    b.op("Gemm", [h, fw], transB=1)
+    b.nodes[-1].output[0] = "logits"
+    return b.model([helper.make_tensor_value_info("input", TensorProto.FLOAT, ["T", "N", features])],
+                   [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])], "recurrent")
+
+
+@pytest.mark.parametrize("name,build,feeds_at", [
+    ("resnet", lambda: model_zoo.resnet(batch="N"),
+     lambda n: {"input": f32(n, 3, 64, 64)}),
+    ("lstm_gru", lambda: recurrent_model(),
+     lambda n: {"input": f32(2 * n + 1, n, 8)}),
+    ("transformer", lambda: model_zoo.transformer_encoder(batch="B"),
+     lambda n: {"input_ids": R.integers(0, 100, (n, 16)).astype(np.int64),
+                "attention_mask": np.ones((n, 16), np.int64)}),
+])
+def test_zoo_architectures_with_a_symbolic_batch(tmp_path, name, build, feeds_at):
+    """Exporter-style graphs (Conv+BN, residuals, Shape/Gather/Concat/Reshape
+    attention chains) with the batch left symbolic, at batch 1 and 3."""
+    m = build()
+    om, proc = compile_(m, tmp_path, name)
+    assert "Dynamic shapes" in proc.stdout, proc.stdout
+    for n in (3, 1):
+        feeds = feeds_at(n)
+        refs = oc_harness.ort_run(m, feeds)
+        dym = ";".join(f"{k}:{','.join(map(str, v.shape))}" for k, v in feeds.items())
+        sizes = ",".join(str(r.nbytes) for r in refs)
+        outs = msame(om, list(feeds.values()), tmp_path / f"b{n}", "--dymShape", dym, "--outputSize", sizes)
+        for i, (a, e) in enumerate(zip(outs, refs)):
+            oc_harness.assert_close(a, e, rtol=1e-3, atol=1e-4, what=f"{name} output {i} at batch {n}")
+
+
+# ---- Data-dependent ops ---------------------------------------------------------------------
+# With their deciding input constant they fold at compile time; with it a model
+# input they make the graph's shapes data-dependent (run by the interpreter
+# where the build has one).
+
+def single_op_model(op, inputs, consts, n_out=1, attrs=None, opset=17):
+    """One node; `inputs` are model inputs (name -> array), `consts` initializers."""
+    names = list(inputs) + list(consts)
+    outs = [f"y{i}" for i in range(n_out)]
+    node = helper.make_node(op, names, outs, name=op.lower(), **(attrs or {}))
+    vi = [helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), list(v.shape))
+          for k, v in inputs.items()]
+    return model_of([node], vi, [helper.make_empty_tensor_value_info(o) for o in outs], consts, op.lower(), opset)
+
+
+def run_folded(tmp_path, op, consts, n_out=1, attrs=None, opset=17):
+    """Everything constant but a dummy input: the op folds at compile time."""
+    dummy = {"d": np.zeros((1,), np.float32)}
+    m = single_op_model(op, {}, consts, n_out, attrs, opset)
+    # A model needs an input: add one that feeds nothing the op reads.
+    m.graph.input.append(helper.make_tensor_value_info("d", TensorProto.FLOAT, [1]))
+    m.graph.node.append(helper.make_node("Identity", ["d"], ["d_out"], name="keep"))
+    m.graph.output.append(helper.make_tensor_value_info("d_out", TensorProto.FLOAT, [1]))
+    refs = oc_harness.ort_run(m, dummy)
+    om, _ = compile_(m, tmp_path, op.lower())
+    outs = msame(om, [dummy["d"]], tmp_path / "run")
+    assert len(outs) == len(refs)
+    for i, (a, e) in enumerate(zip(outs[:-1], refs[:-1])):
+        oc_harness.assert_close(a, e, what=f"{op} output {i}")
+
+
+@pytest.mark.parametrize("x", [
+    np.array([[1, 0], [1, 1]], dtype=bool),
+    np.array([[0.0, -0.0, 2.5], [np.nan, 0.0, -1.0]], dtype=np.float32),
+    np.array([3, 0, 0, 7, 0], dtype=np.int64),
+    np.zeros((2, 3), np.float32),
+])
+def test_nonzero_folds_and_matches_onnxruntime(tmp_path, x):
+    run_folded(tmp_path, "NonZero", {"x": x})
+
+
+@pytest.mark.parametrize("axis,cond", [(None, [1, 0, 1, 1]), (0, [0, 1, 1]), (1, [1, 0]), (-1, [1, 1, 0, 1, 1])])
+def test_compress_folds_and_matches_onnxruntime(tmp_path, axis, cond):
+    x = np.arange(3 * 4, dtype=np.float32).reshape(3, 4)
+    attrs = {} if axis is None else {"axis": axis}
+    run_folded(tmp_path, "Compress", {"x": x, "c": np.array(cond, dtype=bool)}, attrs=attrs)
+
+
+@pytest.mark.parametrize("x,attrs", [
+    (np.array([2.0, 1.0, 1.0, 3.0, 4.0, 3.0], np.float32), {}),
+    (np.array([2.0, 1.0, 1.0, 3.0, 4.0, 3.0], np.float32), {"sorted": 0}),
+    (np.array([[1, 0, 0], [1, 0, 0], [2, 3, 4]], np.int64), {"axis": 0}),
+    (np.array([[1, 0, 0], [1, 0, 0], [2, 3, 4]], np.int64), {"axis": 1, "sorted": 0}),
+    (np.array([[[1, 1], [0, 1], [2, 1], [0, 1]], [[1, 1], [0, 1], [2, 1], [0, 1]]], np.float32), {"axis": -2}),
+])
+def test_unique_folds_and_matches_onnxruntime(tmp_path, x, attrs):
+    run_folded(tmp_path, "Unique", {"x": x}, n_out=4, attrs=attrs)
+
+
+def run_with_inputs(tmp_path, m, feeds, name):
+    """Compiles `m` as is and runs it with msame on `feeds`, output sizes from
+    onnxruntime's results (these outputs' sizes depend on the data)."""
+    refs = oc_harness.ort_run(m, feeds)
+    om, proc = compile_(m, tmp_path, name)
+    assert "Dynamic shapes" in proc.stdout, proc.stdout
+    sizes = ",".join(str(max(r.nbytes, 8)) for r in refs)
+    outs = msame(om, list(feeds.values()), tmp_path / "run", "--outputSize", sizes)
+    assert len(outs) == len(refs)
+    for i, (a, e) in enumerate(zip(outs, refs)):
+        oc_harness.assert_close(a, e, what=f"{name} output {i}")
+
+
+def test_nonzero_of_a_model_input_runs_in_the_interpreter(tmp_path):
+    x = np.array([[0.0, 1.5, 0.0], [-2.0, 0.0, 3.0]], np.float32)
+    m = single_op_model("NonZero", {"x": x}, {})
+    run_with_inputs(tmp_path, m, {"x": x}, "nonzero")
+
+
+def test_unique_of_a_model_input_runs_in_the_interpreter(tmp_path):
+    x = np.array([[1, 0, 0], [1, 0, 0], [2, 3, 4]], np.int64)
+    m = single_op_model("Unique", {"x": x}, {}, n_out=4, attrs={"axis": 0, "sorted": 0})
+    run_with_inputs(tmp_path, m, {"x": x}, "unique")
+
+
+def test_compress_with_a_condition_input_then_more_ops(tmp_path):
+    """A data-dependent shape in the middle of a graph: the ops after it run at that shape too."""
+    x, c = f32(5, 4), np.array([1, 0, 1, 1, 0], bool)
+    nodes = [helper.make_node("Compress", ["x", "c"], ["s"], axis=0, name="pick"),
+             helper.make_node("MatMul", ["s", "W"], ["y"], name="proj"),
+             helper.make_node("Relu", ["y"], ["z"], name="relu")]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 4]),
+                         helper.make_tensor_value_info("c", TensorProto.BOOL, [5])],
+                 [helper.make_empty_tensor_value_info("z")], {"W": f32(4, 6)}, "compress_mlp")
+    run_with_inputs(tmp_path, m, {"x": x, "c": c}, "compress_mlp")
+
+
+def test_range_with_input_bounds_runs_in_the_interpreter(tmp_path):
+    # (msame's .npy inputs are at least 1-D: the scalars come from Squeeze.)
+    feeds = {"start": np.array([2], np.int64), "limit": np.array([17], np.int64), "delta": np.array([3], np.int64)}
+    nodes = [helper.make_node("Squeeze", [k], [k + "_s"], name="sq_" + k) for k in feeds]
+    nodes.append(helper.make_node("Range", ["start_s", "limit_s", "delta_s"], ["r"], name="range"))
+    m = model_of(nodes, [helper.make_tensor_value_info(k, TensorProto.INT64, [1]) for k in feeds],
+                 [helper.make_empty_tensor_value_info("r")], {}, "range")
+    run_with_inputs(tmp_path, m, feeds, "range")
+
+
+def test_data_dependent_output_too_big_for_its_buffer_is_an_error(tmp_path):
+    x = np.ones((4, 4), np.float32)
+    m = single_op_model("NonZero", {"x": x}, {})
+    om, _ = compile_(m, tmp_path, "nz")
+    _, proc = oc_harness.msame_run(om, [x], str(tmp_path), extra=["--outputSize", "16"], check=False)
+    assert proc.returncode != 0
+    assert "256 bytes" in proc.stderr and "holds 16 bytes" in proc.stderr, proc.stderr
+    _, proc = oc_harness.msame_run(om, [x], str(tmp_path), check=False)
+    assert proc.returncode != 0 and "--outputSize" in proc.stderr, proc.stderr

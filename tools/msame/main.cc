@@ -59,8 +59,8 @@ const char kUsage[] =
     "  --dymDims     gear of a --dynamic_dims model, as the full shape of each input\n"
     "                (\"x:4,16;mask:4,16\")\n"
     "  --dymShape    shapes to run a model with unknown dims at (any size): \"x:1,3,224,224;y:1,10\"\n"
-    "  --outputSize  with --dymShape: bytes to allocate per output, comma separated\n"
-    "                (needed where the model cannot state an output's size)\n"
+    "  --outputSize  bytes to allocate per output, comma separated: needed where a\n"
+    "                dynamic model cannot state an output's size (--dymShape, NonZero, ...)\n"
     "\n"
     "Threads per inference: set OPENCANN_NUM_THREADS. Library log: ASCEND_GLOBAL_LOG_LEVEL=0..3.\n";
 
@@ -194,10 +194,6 @@ bool ParseArgs(int argc, char** argv, Options* o, bool* help) {
   int dym = (o->dym_batch > 0) + !o->dym_hw.empty() + !o->dym_dims.empty() + !o->dym_shape.empty();
   if (dym > 1) {
     std::fprintf(stderr, "[ERROR] --dymBatch, --dymHW, --dymDims and --dymShape are mutually exclusive\n");
-    return false;
-  }
-  if (!o->output_size.empty() && o->dym_shape.empty()) {
-    std::fprintf(stderr, "[ERROR] --outputSize goes with --dymShape\n");
     return false;
   }
   return true;
@@ -557,7 +553,8 @@ int Run(const Options& o) {
   for (size_t k = 0; k < n_out; ++k) {
     Tensor& t = s.outputs[k];
     if (k < o.output_size.size()) t.bytes = o.output_size[k];
-    else if (t.bytes == 0 && !o.dym_shape.empty()) {
+    else if (t.bytes == 0 && ShapeBytes(t.dtype, t.dims) == 0 && !t.dims.empty() &&
+             std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d < 0; })) {
       std::fprintf(stderr, "[ERROR] output %zu ('%s', %s): its size depends on the input shapes; give the bytes to "
                            "allocate with --outputSize\n", k, t.name.c_str(), ShapeString(t.dims).c_str());
       return 1;
@@ -622,8 +619,10 @@ int Run(const Options& o) {
   double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_all).count();
   // The shapes the outputs were written with: from the current gear, or from
   // the output dataset's descs after a --dymShape run.
-  for (size_t i = 0; i < n_out && (gear_flag || !o.dym_shape.empty()); ++i) {
+  for (size_t i = 0; i < n_out; ++i) {
     Tensor& t = s.outputs[i];
+    const bool unknown = std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d < 0; });
+    if (!gear_flag && o.dym_shape.empty() && !unknown) continue;
     if (gear_flag) {
       aclmdlIODims d;
       if (!Check(aclmdlGetCurOutputDims(s.desc, i, &d), "aclmdlGetCurOutputDims")) return 1;
