@@ -47,7 +47,8 @@ struct Tap {
 template <typename T>
 Tap<T> AxisTap(T v, int64_t size) {
   Tap<T> t;
-  if (v < T(-1) || v > static_cast<T>(size)) return t;  // sample entirely off the map: contributes 0
+  // Off the map (or NaN): the sample contributes 0.
+  if (!(v >= T(-1) && v <= static_cast<T>(size))) return t;
   t.valid = true;
   if (v < 0) v = 0;
   t.lo = static_cast<int64_t>(v);
