@@ -177,22 +177,23 @@ bool ShowAsConstant(const Value* graph_value, const HostTensor& t, Shown shown) 
   return shown == Shown::kAllData || (shown == Shown::kSmallData && t.NumElements() <= kSmallInputElements);
 }
 
+// Binary: per input a tag byte, the dtype, the rank and the dims, then the
+// bytes shown as constant. Built on every node run, so no formatting.
 std::string SignatureKey(const Node& node, std::span<const HostTensor* const> ins, Shown shown) {
   std::string key;
+  key.reserve(ins.size() * 48);
+  auto put = [&](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
   for (size_t i = 0; i < ins.size(); ++i) {
     const HostTensor* t = ins[i];
-    if (!t) { key += "-|"; continue; }
-    key += StrCat(static_cast<int>(t->dtype), DimsString(t->shape));
+    if (!t) { key += '-'; continue; }
     const Value* gv = node.inputs[i];
-    if (gv && gv->constant) {
-      key += "c|";
-    } else if (shown == Shown::kSmallData && t->NumElements() <= kSmallInputElements) {
-      key += "=";
-      key.append(reinterpret_cast<const char*>(t->data.data()), t->ByteSize());
-      key += "|";
-    } else {
-      key += "|";
-    }
+    const bool with_data = !(gv && gv->constant) && shown == Shown::kSmallData &&
+                           t->NumElements() <= kSmallInputElements;
+    key += gv && gv->constant ? 'c' : with_data ? '=' : 't';
+    put(static_cast<int64_t>(t->dtype));
+    put(static_cast<int64_t>(t->shape.size()));
+    for (int64_t d : t->shape) put(d);
+    if (with_data) key.append(reinterpret_cast<const char*>(t->data.data()), t->ByteSize());
   }
   return key;
 }

@@ -22,8 +22,8 @@ TEST(PassPipeline, PassesAreListedInOrderWithUniqueNames) {
     EXPECT_NE(std::string(p.summary), "");
     EXPECT_NE(p.run, nullptr);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"shape-inference", "legalize-types", "fuse-qdq", "constant-folding",
-                                             "remove-identity",
+  EXPECT_EQ(names, (std::vector<std::string>{"inline-constant-if", "shape-inference", "legalize-types",
+                                             "fuse-qdq", "constant-folding", "remove-identity",
                                              "fold-conv-batchnorm", "fuse-bias-activation",
                                              "dead-code-elimination", "memory-planning"}));
 }

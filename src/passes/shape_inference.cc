@@ -115,7 +115,9 @@ Status RunShapeInference(Graph& graph, const CompileOptions& options) {
       // Inputs of unknown rank would make some infer functions index past the
       // end of a shape: do not call them.
       bool ranked = true;
-      for (const Value* in : node.inputs) ranked &= !in || in->has_shape;
+      // (A sequence or optional has no rank of its own; the ops that take them
+      // read only their kind and element type.)
+      for (const Value* in : node.inputs) ranked &= !in || in->has_shape || in->kind != ValueKind::kTensor;
       ForgetDims(node, ranked && def->infer(node).ok());
       continue;
     }
