@@ -10,6 +10,7 @@
 // Coordinates are computed in the element type, like the reference kernels.
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -87,7 +88,7 @@ struct Sample {
 template <typename T>
 class RoiAlignKernel final : public Kernel {
  public:
-  explicit RoiAlignKernel(RoiParams p) : p_(p) {}
+  RoiAlignKernel(RoiParams p, std::string name) : p_(p), name_(std::move(name)) {}
 
   size_t ScratchBytes() const override {
     return static_cast<size_t>(p_.slots) * SlotBytes();
@@ -116,8 +117,6 @@ class RoiAlignKernel final : public Kernel {
     });
     return Status::Ok();
   }
-
-  std::string name_;
 
  private:
   size_t TableEntries() const { return static_cast<size_t>((p_.ph + p_.pw) * p_.grid_cap); }
@@ -254,6 +253,7 @@ class RoiAlignKernel final : public Kernel {
   }
 
   RoiParams p_;
+  std::string name_;
 };
 
 Expected<KernelPtr> MakeRoiAlign(const KernelInit& init) {
@@ -297,16 +297,8 @@ Expected<KernelPtr> MakeRoiAlign(const KernelInit& init) {
   p.grid_cap = p.sampling > 0 ? p.sampling : std::max<int64_t>(1, (span + std::min(p.ph, p.pw) - 1) / std::min(p.ph, p.pw));
   p.sample_cap = std::min<int64_t>(p.ph * p.pw * p.grid_cap * p.grid_cap, 16384);
   p.slots = std::max(1, init.max_threads);
-  if (x.dtype == DataType::kFloat32) {
-    auto k = std::make_unique<RoiAlignKernel<float>>(p);
-    k->name_ = n.Describe();
-    return KernelPtr(std::move(k));
-  }
-  if (x.dtype == DataType::kFloat64) {
-    auto k = std::make_unique<RoiAlignKernel<double>>(p);
-    k->name_ = n.Describe();
-    return KernelPtr(std::move(k));
-  }
+  if (x.dtype == DataType::kFloat32) return KernelPtr(new RoiAlignKernel<float>(p, n.Describe()));
+  if (x.dtype == DataType::kFloat64) return KernelPtr(new RoiAlignKernel<double>(p, n.Describe()));
   return NotSupported(n.Describe(), ": dtype ", DataTypeName(x.dtype), " is not supported (float32 and float64 only)");
 }
 

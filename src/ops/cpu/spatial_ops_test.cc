@@ -204,6 +204,14 @@ TEST(RoiAlignOp, AverageOfBilinearSamples) {
   ExpectNear(r->F(0), want, 1e-5f);
 }
 
+TEST(RoiAlignOp, BatchIndexOutOfRangeIsAnError) {
+  OpTester t("RoiAlign", 16);
+  t.InputF({2, 1, 4, 4}, RandomFloats(32, 1)).InputF({1, 4}, {0, 0, 2, 2}).InputI64({1}, {2}).Outputs(1);
+  auto r = t.Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("batch_indices[0] = 2"), std::string::npos) << r.status().message();
+}
+
 TEST(BatchNormOp, TrainingModeUsesBatchStatistics) {
   const int64_t n = 2, c = 3, inner = 4;
   std::vector<float> x = RandomFloats(n * c * inner, 6);
