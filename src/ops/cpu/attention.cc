@@ -259,6 +259,8 @@ Expected<KernelPtr> MakeAttention(const KernelInit& init) {
   const Node& n = init.node;
   OC_RETURN_IF_ERROR(RequireStaticShapes(n));
   OC_ASSIGN_OR_RETURN(Geometry g, ResolveGeometry(n));
+  if (g.q_heads <= 0 || g.kv_heads <= 0)
+    return InvalidArgument(n.Describe(), ": Q and K/V need at least one head, got ", g.q_heads, " and ", g.kv_heads);
   const DataType t = n.input(0)->dtype;
   for (size_t i : {1, 2, 4, 5})
     if (n.input(i) && n.input(i)->dtype != t)
