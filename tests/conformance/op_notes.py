@@ -12,7 +12,6 @@ _SUBGRAPH = "control flow: subgraph attributes are not supported by the IR yet"
 _STRING = "string tensors: no string data type in the IR"
 _RANDOM = "random generator: not implemented yet (outputs are not comparable with a reference)"
 _QUANT = "quantized (integer) compute: not implemented yet"
-_SIGNAL = "signal processing (complex-valued results): not implemented yet"
 
 REASONS: dict[str, str] = {
     "ConcatFromSequence": _SEQUENCE,
@@ -49,8 +48,6 @@ REASONS: dict[str, str] = {
     "DynamicQuantizeLinear": _QUANT,
     "QuantizeLinear": _QUANT,
     "DequantizeLinear": _QUANT,
-    "DFT": _SIGNAL,
-    "STFT": _SIGNAL,
     "NegativeLogLikelihoodLoss": "training loss: not implemented yet",
     "SoftmaxCrossEntropyLoss": "training loss: not implemented yet",
     "Det": "linear algebra (LU decomposition): not implemented yet",
