@@ -8,6 +8,12 @@
  *   OPENCANN_NUM_THREADS     CPU threads used inside one model execution
  *                            (default: all hardware threads); see also
  *                            aclrtSetOpExecuteThreads.
+ *   OPENCANN_PROF_DIR        set by the msprof tool: aclInit starts recording a
+ *                            profile (OPENCANN_PROF_MASK: ACL_PROF_* bits,
+ *                            default all) and aclFinalize or exit writes it
+ *                            there; see acl_prof.h and docs/profiling.md.
+ *   OPENCANN_PROFILE_NODES   1: per-op-type and slowest-node times on stderr at
+ *                            exit (N > 1: the N slowest nodes).
  */
 #ifndef OPENCANN_ACL_ACL_H_
 #define OPENCANN_ACL_ACL_H_
