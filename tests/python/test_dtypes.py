@@ -443,3 +443,15 @@ def test_einsum_integers(driver, dt):
     m.ir_version = 8
     (got,), _ = run_and_read(driver, m, {"a": a, "b": b})
     np.testing.assert_array_equal(got, np.einsum("bij,bjk->bik", a, b))
+
+
+@pytest.mark.parametrize("t", [TensorProto.FLOAT8E4M3FN, TensorProto.FLOAT8E4M3FNUZ, TensorProto.FLOAT8E5M2,
+                               TensorProto.FLOAT8E5M2FNUZ], ids=lambda t: TensorProto.DataType.Name(t))
+@pytest.mark.parametrize("op,attrs", [("IsNaN", {}), ("IsInf", {}), ("IsInf", {"detect_negative": 0})],
+                         ids=["isnan", "isinf", "isinf_positive"])
+def test_float8_predicates_every_code(driver, t, op, attrs):
+    x = np.arange(256, dtype=np.uint8).view(LOW[t])
+    m = one_input_model(op, t, [256], **attrs)
+    m.opset_import[0].version = 20
+    (got,), (want,) = run_and_read(driver, m, {"x": x})
+    np.testing.assert_array_equal(got, want)

@@ -1,12 +1,14 @@
 // Unary element-wise ops (activations, math, rounding, predicates) and Clip.
 // float32 Exp/Tanh/Sigmoid/Erf/Gelu go through the ISA-selected array kernels
 // of elementwise_math.h; everything else is a functor over a vectorisable loop.
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
 #include "ops/cpu/elementwise_common.h"
 #include "ops/cpu/elementwise_math.h"
+#include "ops/cpu/low_precision.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -236,10 +238,46 @@ Expected<KernelPtr> MakeGelu(const KernelInit& init) {
     return MakeUnaryTyped<GeluTanhF, kFloats>(init.node, {});
   return MakeUnaryTyped<GeluF, kFloats>(init.node, {});
 }
+// IsNaN / IsInf on the float8 types (opset 20): a 256-entry answer per code.
+class Float8PredicateKernel final : public Kernel {
+ public:
+  Float8PredicateKernel(std::array<bool, 256> table, int64_t n) : table_(table), n_(n) {}
+  Status Run(const KernelIO& io) override {
+    const uint8_t* x = io.in<uint8_t>(0);
+    bool* y = io.out<bool>(0);
+    io.pool->ParallelFor(n_, ew::kGrain, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y[i] = table_[x[i]];
+    });
+    return Status::Ok();
+  }
+
+ private:
+  std::array<bool, 256> table_;
+  int64_t n_;
+};
+
+template <typename F>
+Expected<KernelPtr> MakeFloat8Predicate(const Node& n, F f) {
+  OC_RETURN_IF_ERROR(RequireStaticShapes(n));
+  const lp::MiniFloat* fmt = lp::MiniFloatOf(n.input(0)->dtype);
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) table[c] = f(lp::MiniToFloat(static_cast<uint8_t>(c), *fmt));
+  return KernelPtr(new Float8PredicateKernel(table, n.input(0)->NumElements()));
+}
+
+bool IsFloat8(DataType t) { return IsLowPrecisionFloat(t) && DataTypeBits(t) == 8 && t != DataType::kFloat8E8M0; }
+
+Expected<KernelPtr> MakeIsNaN(const KernelInit& init) {
+  if (init.node.input(0) && IsFloat8(init.node.input(0)->dtype))
+    return MakeFloat8Predicate(init.node, [](float v) { return std::isnan(v); });
+  return MakeUnaryTyped<IsNaNF, kFloats, true>(init.node, {});
+}
 Expected<KernelPtr> MakeIsInf(const KernelInit& init) {
   Params p;
   p.flag_a = init.node.GetInt("detect_negative", 1) != 0;
   p.flag_b = init.node.GetInt("detect_positive", 1) != 0;
+  if (init.node.input(0) && IsFloat8(init.node.input(0)->dtype))
+    return MakeFloat8Predicate(init.node, IsInfF{p});
   return MakeUnaryTyped<IsInfF, kFloats, true>(init.node, p);
 }
 Expected<KernelPtr> MakeNot(const KernelInit& init) {
@@ -403,8 +441,7 @@ void RegisterUnaryOps(OpRegistry& r) {
   reg("HardSwish", 14, MakePlain<HardSwishF, kFloats>);
   reg("Gelu", 20, MakeGelu, InferGelu);
   reg("Mish", 18, MakePlain<MishF, kFloats>);
-  reg("IsNaN", 9, [](const KernelInit& init) { return MakeUnaryTyped<IsNaNF, kFloats, true>(init.node, {}); },
-      InferPredicate);
+  reg("IsNaN", 9, MakeIsNaN, InferPredicate);
   reg("IsInf", 10, MakeIsInf, InferPredicate);
   reg("Not", 1, MakeNot, InferNot);
   r.Register({.op_type = "Clip", .min_opset = 6, .infer = InferClip, .cpu = MakeClip,
