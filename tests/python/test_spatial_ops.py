@@ -226,3 +226,21 @@ def test_gridsample_nd_matches_onnx_reference(xshape, gshape, mode, pad):
     want = ReferenceEvaluator(model).run(None, feeds)[0]
     outs = compile_and_run(model, feeds)
     np.testing.assert_allclose(outs[0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_spatial_transformer_block_matches_onnxruntime():
+    # AffineGrid sized by Shape(x) (folded at compile time) feeding GridSample:
+    # the sampler of a spatial transformer network.
+    x = f32(2, 3, 10, 12)
+    theta = (np.tile(np.array([[0.9, 0.1, 0.05], [-0.1, 1.1, -0.2]], np.float32), (2, 1, 1))
+             + f32(2, 2, 3, lo=-0.05, hi=0.05))
+    nodes = [helper.make_node("Shape", ["x"], ["size"]),
+             helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=0),
+             helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="border")]
+    graph = helper.make_graph(
+        nodes, "stn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape),
+                       helper.make_tensor_value_info("theta", TensorProto.FLOAT, theta.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    compile_and_compare(model, {"x": x, "theta": theta})
