@@ -255,31 +255,28 @@ Status RunKernelNode(const Node& node, InterpreterNodeCache& cache, std::span<co
   }
   std::shared_ptr<CachedKernel> entry;
   Status first_error;
-  for (Shown shown : {Shown::kConstants, Shown::kSmallData}) {
-    {
-      std::lock_guard<std::mutex> lk(cache.mu);
+  {
+    // Look-up and creation under the node's lock: concurrent runs that miss
+    // together make the kernel once (runs of other nodes are not held up).
+    std::lock_guard<std::mutex> lk(cache.mu);
+    for (Shown shown : {Shown::kConstants, Shown::kSmallData}) {
       if (shown == Shown::kConstants && cache.needs_small_data) continue;
-    }
-    const std::string key = SignatureKey(node, tensors, shown);
-    {
-      std::lock_guard<std::mutex> lk(cache.mu);
+      const std::string key = SignatureKey(node, tensors, shown);
       for (auto& e : cache.entries)
         if (e->key == key) { entry = e; break; }
+      if (entry) break;
+      auto made = Specialise(node, *cache.def, tensors, shown, pool.num_threads());
+      if (made.ok()) {
+        entry = std::move(made).value();
+        entry->key = key;
+        ++cache.created;
+        cache.entries.push_back(entry);
+        if (cache.entries.size() > Interpreter::kCacheEntriesPerNode) cache.entries.pop_front();
+        break;
+      }
+      if (first_error.ok()) first_error = made.status();
+      cache.needs_small_data = true;
     }
-    if (entry) break;
-    auto made = Specialise(node, *cache.def, tensors, shown, pool.num_threads());
-    if (made.ok()) {
-      entry = std::move(made).value();
-      entry->key = key;
-      std::lock_guard<std::mutex> lk(cache.mu);
-      ++cache.created;
-      cache.entries.push_back(entry);
-      if (cache.entries.size() > Interpreter::kCacheEntriesPerNode) cache.entries.pop_front();
-      break;
-    }
-    if (first_error.ok()) first_error = made.status();
-    std::lock_guard<std::mutex> lk(cache.mu);
-    cache.needs_small_data = true;
   }
   if (!entry) {
     // An infer function or factory that needs the data of a larger input.

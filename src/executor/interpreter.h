@@ -22,8 +22,9 @@
 //  - Control flow, sequence and optional ops (and Identity) are evaluated by the
 //    interpreter itself rather than through kernels (see interpreter_ops.h).
 //  - Run() is const and thread-safe: concurrent runs share the kernel cache
-//    (guarded by a mutex; kernels themselves are run outside the lock, each run
-//    with its own scratch, which the Kernel contract allows).
+//    (one mutex per node, held while a kernel is looked up or created, so runs
+//    that miss together create it once; kernels themselves run outside the
+//    lock, each run with its own scratch, which the Kernel contract allows).
 //  - Errors name the failing node ("... while running Loop node 'loop1'").
 //  - Every output tensor is freshly allocated (or shares the bytes of a graph
 //    constant or an input, never caller-visible memory written later): a

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 
 #include "executor/interpreter_ops.h"
 #include "ops/op_registry.h"
@@ -152,6 +153,32 @@ TEST(Interpreter, LoopRunsItsBodyWithCapturedOuterValues) {
       for (int k = 0; k < 2; ++k) EXPECT_FLOAT_EQ(s[it * 2 + k], acc0[k] + (it + 1) * x[k]);
   }
   // The body's Add kernel was made once and reused by every iteration and run.
+  EXPECT_EQ((*in)->kernels_created(), 1u);
+}
+
+// One Interpreter shared by four threads, each running the Loop at its own
+// trip counts: results stay right and the body's kernel is still made once.
+TEST(Interpreter, ConcurrentRunsShareTheKernelCache) {
+  auto g = CumulativeLoop();
+  auto in = Interpreter::Create(g);
+  ASSERT_TRUE(in.ok());
+  ThreadPool pool(1);
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 50; ++r) {
+        const int64_t trips = (t + r) % 5;
+        std::vector<RtValue> args{RtValue::FromTensor(Scalar(DataType::kInt64, trips)),
+                                  RtValue::FromTensor(Floats({2}, {1.f, 2.f})),
+                                  RtValue::FromTensor(Floats({2}, {0.f, 0.f}))};
+        auto out = (*in)->Run(args, pool);
+        if (!out.ok() || ToFloats((*out)[0].tensor) != std::vector<float>{1.f * trips, 2.f * trips}) ++bad[t];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(bad, std::vector<int>(4, 0));
   EXPECT_EQ((*in)->kernels_created(), 1u);
 }
 

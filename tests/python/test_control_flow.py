@@ -183,3 +183,41 @@ def sequence_model():
 
 def test_sequence_model_matches_onnxruntime():
     run_driver_case(sequence_model(), {"x": f32(6, 3), "extra": f32(2, 3)})
+
+
+@pytest.mark.parametrize("start", [1, 4])
+def test_greedy_decode_through_atc_and_msame(start):
+    """The same decoder as an application runs it: atc writes a dynamic .om
+    (version 3, the body as a nested graph); msame runs it in the interpreter,
+    with output buffers sized by --outputSize (the token count is data-dependent)."""
+    model = greedy_decode_model()
+    feeds = {"start": np.array(start, np.int64), "h0": f32(1, 8)}
+    expected = oc_harness.ort_run(model, feeds)
+    with tempfile.TemporaryDirectory() as d:
+        path = oc_harness.save_model(model, d)
+        om, _ = oc_harness.atc_compile(path, os.path.join(d, "model"))
+        # (Not msame_run: its np.ascontiguousarray turns the 0-d start token into shape (1,).)
+        paths = []
+        for name, arr in feeds.items():
+            paths.append(os.path.join(d, f"{name}.npy"))
+            np.save(paths[-1], arr)
+        out_dir = os.path.join(d, "out")
+        oc_harness.run_tool([oc_harness.MSAME, "--model", om, "--output", out_dir, "--outfmt", "NPY",
+                             "--input", ",".join(paths), "--outputSize", "80,32"])
+        outs = [np.load(os.path.join(out_dir, f"model_output_{i}.npy")) for i in range(2)]
+    for i, (a, e) in enumerate(zip(outs, expected)):
+        oc_harness.assert_close(a, e, what=f"output {i}")
+
+
+def test_sequence_model_through_atc_and_msame():
+    """Sequences inside, tensors at the boundary: an application can run it."""
+    model = sequence_model()
+    feeds = {"x": f32(6, 3), "extra": f32(2, 3)}
+    expected = oc_harness.ort_run(model, feeds)
+    with tempfile.TemporaryDirectory() as d:
+        path = oc_harness.save_model(model, d)
+        om, _ = oc_harness.atc_compile(path, os.path.join(d, "model"))
+        outs, _ = oc_harness.msame_run(om, list(feeds.values()), d, extra=["--outputSize", "64,8,64"])
+    assert len(outs) == 3
+    for i, (a, e) in enumerate(zip(outs, expected)):
+        oc_harness.assert_close(np.asarray(a).reshape(np.asarray(e).shape) if i == 1 else a, e, what=f"output {i}")
