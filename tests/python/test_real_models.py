@@ -62,3 +62,40 @@ def test_randomised_weights_differ_per_channel():
     model = zoo.randomise_light(load_light("squeezenet"))
     w = next(onnx.numpy_helper.to_array(i) for i in model.graph.initializer if i.dims and len(i.dims) == 4)
     assert w.std() > 0 and not np.allclose(w[0], w[1])
+
+
+# ---- real trained weights from a PyPI wheel: magika's file-type classifier
+
+MAGIKA_FILES = ["scripts/model_zoo.py", "src/graph/graph.h", "docs/models.md", "CMakeLists.txt", "Makefile"]
+
+
+def test_magika_real_weights_match_onnxruntime_and_classify_like_magika():
+    """magika (scripts/install_deps.sh installs it; 3 MB ONNX model with
+    trained weights inside the wheel) classifies files from their first and
+    last KiB. Ours must match onnxruntime on the scores and give the label
+    magika's own pipeline gives for real files of this repository."""
+    magika = pytest.importorskip("magika", reason="pip package magika (installed by scripts/install_deps.sh)")
+    import glob
+    import json
+    # 1.0.3 ships standard_v3_3; a later version may ship a newer model next to it.
+    found = sorted(glob.glob(os.path.join(os.path.dirname(magika.__file__), "models", "standard_v*", "model.onnx")))
+    if not found:
+        pytest.skip("this magika version ships no models/standard_v*/model.onnx")
+    root = os.path.dirname(found[-1])
+    model = onnx.load(found[-1])
+    cfg = json.load(open(os.path.join(root, "config.min.json")))
+    if cfg.get("mid_size") or cfg.get("use_inputs_at_offsets"):
+        pytest.skip(f"{root}: features other than the first/last bytes")
+    labels = cfg["target_labels_space"]
+    paths = [os.path.join(SOURCE_DIR, f) for f in MAGIKA_FILES]
+    # Files over magika's read block: its features are then exactly the
+    # stripped first and last bytes that zoo.magika_features builds.
+    assert all(os.path.getsize(p) > cfg["block_size"] for p in paths)
+    feats = np.stack([zoo.magika_features(open(p, "rb").read(), cfg["beg_size"], cfg["end_size"],
+                                          cfg["padding_token"]) for p in paths])
+    (scores,) = compile_and_compare(model, {"bytes": feats}, rtol=1e-3, atol=1e-6)
+    ours = [labels[i] for i in scores.argmax(axis=1)]
+    reference = magika.Magika()
+    theirs = [reference.identify_path(p).dl.label for p in paths]
+    assert ours == theirs
+    assert ours[0] == "python" and ours[2] == "markdown"
