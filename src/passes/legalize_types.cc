@@ -53,11 +53,17 @@ Node* AddCast(Graph& graph, Value* in, Value* out, DataType to, const std::strin
 
 // Rewires `node` onto float32; false (node unchanged) when its inference does
 // not confirm float32 outputs.
-Expected<bool> Legalize(Graph& graph, Node& node, const OpDef& def) {
+// `f32_of` holds the float32 copies made so far (one Cast per half value, however
+// many nodes read it).
+Expected<bool> Legalize(Graph& graph, Node& node, const OpDef& def, std::map<Value*, Value*>& f32_of) {
   const std::vector<Value*> old_inputs = node.inputs, old_outputs = node.outputs;
-  std::map<Value*, Value*> cast_of;  // half input -> its float32 copy
+  std::map<Value*, Value*> cast_of;  // half input -> its new float32 copy
   for (Value*& in : node.inputs) {
     if (!in || !IsHalf(in->dtype) || KernelTakesType(def, in->dtype)) continue;
+    if (auto it = f32_of.find(in); it != f32_of.end()) {
+      in = it->second;
+      continue;
+    }
     Value*& f = cast_of[in];
     if (!f) f = NewValueLike(graph, *in, in->name + "_f32", DataType::kFloat32);
     in = f;
@@ -95,7 +101,10 @@ Expected<bool> Legalize(Graph& graph, Node& node, const OpDef& def) {
     node.outputs = old_outputs;
     return false;
   }
-  for (auto& [half, f32] : cast_of) AddCast(graph, half, f32, DataType::kFloat32, node.name + "_to_f32");
+  for (auto& [half, f32] : cast_of) {
+    AddCast(graph, half, f32, DataType::kFloat32, node.name + "_to_f32");
+    f32_of[half] = f32;
+  }
   for (size_t i : moved) {
     Value* f32 = node.outputs[i];
     f32->producer = &node;
@@ -128,9 +137,10 @@ Status RunLegalizeTypes(Graph& graph, const CompileOptions& options) {
   }
   if (todo.empty()) return Status::Ok();
   bool changed = false;
+  std::map<Value*, Value*> f32_of;
   for (Node* node : todo) {
     const OpDef* def = registry.Find(node->domain, node->op_type, node->opset);
-    OC_ASSIGN_OR_RETURN(bool done, Legalize(graph, *node, *def));
+    OC_ASSIGN_OR_RETURN(bool done, Legalize(graph, *node, *def, f32_of));
     changed |= done;
   }
   if (changed) OC_RETURN_IF_ERROR(graph.TopologicalSort());

@@ -72,6 +72,24 @@ TEST(PassLegalizeTypes, OneCastPerHalfInputEvenWhenReadTwice) {
   EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
 }
 
+TEST(PassLegalizeTypes, OneCastPerHalfValueAcrossReaders) {
+  Graph g;
+  WithOpset(g);
+  Value* x = Tensor(g, "x", {4}, DataType::kBFloat16);
+  Value* a = Tensor(g, "a", {4}, DataType::kBFloat16);
+  Value* b = Tensor(g, "b", {4}, DataType::kBFloat16);
+  g.inputs = {x};
+  g.AddNode("Relu", "r", {x}, {a})->opset = 21;
+  g.AddNode("Exp", "e", {x}, {b})->opset = 21;
+  g.outputs = {a, b};
+  ASSERT_TRUE(RunLegalizeTypes(g, {}).ok());
+  int casts_of_x = 0;
+  for (auto& n : g.nodes()) casts_of_x += n->op_type == "Cast" && n->input(0) == x;
+  EXPECT_EQ(casts_of_x, 1);
+  EXPECT_EQ(g.nodes().size(), 5u);  // Cast x, Relu, Exp, two Casts back
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
 TEST(PassLegalizeTypes, LeavesNativeTypesAndCastsAlone) {
   Graph g;
   WithOpset(g);
