@@ -544,7 +544,11 @@ int Serve(const fs::path& out_root) {
       f = RunCase(case_dir, out_root, pool, &frozen);
       // A parse failure of the static path can come from --input_shape taken
       // from sequence data; WantsInterpreter parses without it.
-      if (f && f->stage != "output" && WantsInterpreter(case_dir)) {
+      // Shapes that only the data decides (NonZero, Unique, NonMaxSuppression,
+      // shape tensors read from inputs) are what the interpreter is for, as in
+      // the runtime's dynamic models (runtime/shape_specializer.h).
+      if (f && f->stage != "output" &&
+          (WantsInterpreter(case_dir) || (f->stage == "compile" && NeedsConstantShapes(f->status)))) {
         std::optional<Failure> g = RunInterpreted(case_dir, out_root, pool);
         if (!g) frozen.clear();
         f = g ? std::optional<Failure>(Failure{g->stage, g->status.WithContext(StrCat(

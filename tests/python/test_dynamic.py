@@ -376,3 +376,33 @@ def test_data_dependent_output_too_big_for_its_buffer_is_an_error(tmp_path):
     assert "256 bytes" in proc.stderr and "holds 16 bytes" in proc.stderr, proc.stderr
     _, proc = oc_harness.msame_run(om, [x], str(tmp_path), check=False)
     assert proc.returncode != 0 and "--outputSize" in proc.stderr, proc.stderr
+
+
+def nms_case(center, score_threshold, seed=0, batches=2, classes=3, n=12):
+    rng = np.random.default_rng(seed)
+    xy = rng.uniform(0, 10, (batches, n, 2)).astype(np.float32)
+    wh = rng.uniform(1, 5, (batches, n, 2)).astype(np.float32)
+    if center:
+        boxes = np.concatenate([xy, wh], axis=2)
+    else:  # [y1, x1, y2, x2], some corners swapped
+        boxes = np.concatenate([xy, xy + wh], axis=2)[:, :, [1, 0, 3, 2]]
+        boxes[:, ::3] = boxes[:, ::3][:, :, [2, 3, 0, 1]]
+    scores = rng.uniform(0, 1, (batches, classes, n)).astype(np.float32)
+    scores[0, 0, 3] = scores[0, 0, 5]  # a tie: the lower index goes first
+    consts = {"max_out": np.array([4], np.int64), "iou": np.array([0.3], np.float32)}
+    if score_threshold is not None:
+        consts["score_th"] = np.array([score_threshold], np.float32)
+    return boxes, scores, consts
+
+
+@pytest.mark.parametrize("center,score_threshold", [(0, None), (1, 0.4), (0, 0.95)])
+def test_nms_folds_and_matches_onnxruntime(tmp_path, center, score_threshold):
+    boxes, scores, consts = nms_case(center, score_threshold)
+    run_folded(tmp_path, "NonMaxSuppression", {"boxes": boxes, "scores": scores, **consts},
+               attrs={"center_point_box": center})
+
+
+def test_nms_of_model_inputs_runs_in_the_interpreter(tmp_path):
+    boxes, scores, consts = nms_case(0, 0.2, seed=5)
+    m = single_op_model("NonMaxSuppression", {"boxes": boxes, "scores": scores}, consts)
+    run_with_inputs(tmp_path, m, {"boxes": boxes, "scores": scores}, "nms")

@@ -1,4 +1,5 @@
-// Ops whose output shape depends on input data: NonZero, Compress, Unique.
+// Ops whose output shape depends on input data: NonZero, Compress, Unique,
+// NonMaxSuppression.
 //
 // Their infer functions give the exact output shape when the data that decides
 // it is constant (so constant inputs fold at compile time, and the run-time
@@ -458,12 +459,202 @@ Expected<KernelPtr> MakeUnique(const KernelInit& init) {
   return KernelPtr(new UniqueKernel(n.Describe(), g, n.input(0)->dtype, n.GetInt("sorted", 1) != 0, u));
 }
 
+// ---- NonMaxSuppression -----------------------------------------------------------
+//
+// Per (batch, class): boxes scoring above score_threshold (when given) are taken
+// in order of decreasing score (ties: lower box index first); a box is kept
+// unless its IoU with an already kept box of that class exceeds iou_threshold,
+// until max_output_boxes_per_class are kept. Rows [batch, class, box] in
+// batch, class, selection order. Candidates and kept boxes live in the scratch.
+
+struct NmsParams {
+  int64_t max_out = 0;
+  float iou = 0.f;
+  bool has_score = false;
+  float score = 0.f;
+  bool center = false;
+};
+
+struct NmsCandidate {
+  float score;
+  int64_t index;
+};
+
+bool Suppress(const float* a, const float* b, bool center, float iou_threshold) {
+  float ax0, ax1, ay0, ay1, bx0, bx1, by0, by1;
+  if (center) {
+    ax0 = a[0] - a[2] / 2, ax1 = a[0] + a[2] / 2, ay0 = a[1] - a[3] / 2, ay1 = a[1] + a[3] / 2;
+    bx0 = b[0] - b[2] / 2, bx1 = b[0] + b[2] / 2, by0 = b[1] - b[3] / 2, by1 = b[1] + b[3] / 2;
+  } else {
+    // [y1, x1, y2, x2] with the corners in either order.
+    ay0 = std::min(a[0], a[2]), ay1 = std::max(a[0], a[2]), ax0 = std::min(a[1], a[3]), ax1 = std::max(a[1], a[3]);
+    by0 = std::min(b[0], b[2]), by1 = std::max(b[0], b[2]), bx0 = std::min(b[1], b[3]), bx1 = std::max(b[1], b[3]);
+  }
+  const float ix0 = std::max(ax0, bx0), ix1 = std::min(ax1, bx1);
+  if (ix1 <= ix0) return false;
+  const float iy0 = std::max(ay0, by0), iy1 = std::min(ay1, by1);
+  if (iy1 <= iy0) return false;
+  const float inter = (ix1 - ix0) * (iy1 - iy0);
+  if (inter <= 0) return false;
+  const float area_a = (ax1 - ax0) * (ay1 - ay0), area_b = (bx1 - bx0) * (by1 - by0);
+  const float uni = area_a + area_b - inter;
+  if (area_a <= 0 || area_b <= 0 || uni <= 0) return false;
+  return inter / uni > iou_threshold;
+}
+
+// Runs NMS; writes rows to `out` when it is not null; returns the row count.
+int64_t RunNms(const float* boxes, const float* scores, int64_t batches, int64_t classes, int64_t n,
+               const NmsParams& p, NmsCandidate* cand, int64_t* kept, int64_t* out) {
+  int64_t rows = 0;
+  for (int64_t b = 0; b < batches; ++b) {
+    const float* bb = boxes + b * n * 4;
+    for (int64_t c = 0; c < classes; ++c) {
+      const float* sc = scores + (b * classes + c) * n;
+      int64_t m = 0;
+      for (int64_t i = 0; i < n; ++i)
+        if (!p.has_score || sc[i] > p.score) cand[m++] = {sc[i], i};
+      std::sort(cand, cand + m, [](const NmsCandidate& x, const NmsCandidate& y) {
+        return x.score != y.score ? x.score > y.score : x.index < y.index;
+      });
+      int64_t k = 0;
+      for (int64_t j = 0; j < m && k < p.max_out; ++j) {
+        const float* box = bb + cand[j].index * 4;
+        bool keep = true;
+        for (int64_t q = 0; q < k && keep; ++q) keep = !Suppress(box, bb + kept[q] * 4, p.center, p.iou);
+        if (!keep) continue;
+        kept[k++] = cand[j].index;
+        if (out) {
+          out[rows * 3] = b;
+          out[rows * 3 + 1] = c;
+          out[rows * 3 + 2] = cand[j].index;
+        }
+        ++rows;
+      }
+    }
+  }
+  return rows;
+}
+
+// What the kernel keeps of the node: the attribute and which of the optional
+// scalar inputs (2..4) are given (an empty tensor counts as not given).
+struct NmsConfig {
+  bool center = false;
+  bool present[5] = {};
+};
+
+NmsConfig NmsConfigOf(const Node& node) {
+  NmsConfig c;
+  c.center = node.GetInt("center_point_box", 0) != 0;
+  for (size_t i = 2; i < 5; ++i) c.present[i] = node.input(i) && node.input(i)->NumElements() > 0;
+  return c;
+}
+
+// The scalar inputs, from constants at infer time or buffers at run time.
+NmsParams NmsParamsFrom(const NmsConfig& c, const void* max_out, const void* iou, const void* score) {
+  NmsParams p;
+  p.center = c.center;
+  if (max_out && c.present[2]) p.max_out = std::max<int64_t>(*static_cast<const int64_t*>(max_out), 0);
+  if (iou && c.present[3]) p.iou = *static_cast<const float*>(iou);
+  if (score && c.present[4]) {
+    p.has_score = true;
+    p.score = *static_cast<const float*>(score);
+  }
+  return p;
+}
+
+Status CheckNmsInputs(const Node& node) {
+  OC_RETURN_IF_ERROR(RequireInput(node, 0));
+  OC_RETURN_IF_ERROR(RequireInput(node, 1));
+  const Value& boxes = *node.input(0);
+  const Value& scores = *node.input(1);
+  if (boxes.dtype != DataType::kFloat32 || scores.dtype != DataType::kFloat32)
+    return NotSupported(node.Describe(), ": boxes and scores must be float32");
+  if (boxes.shape.size() != 3 || scores.shape.size() != 3)
+    return InvalidArgument(node.Describe(), ": boxes must be [batch, boxes, 4] and scores [batch, classes, boxes], got ",
+                           boxes.ShapeString(), " and ", scores.ShapeString());
+  if (boxes.shape[2] >= 0 && boxes.shape[2] != 4)
+    return InvalidArgument(node.Describe(), ": boxes must have 4 coordinates, got ", boxes.ShapeString());
+  if (boxes.IsStatic() && scores.IsStatic() &&
+      (boxes.shape[0] != scores.shape[0] || boxes.shape[1] != scores.shape[2]))
+    return InvalidArgument(node.Describe(), ": boxes ", boxes.ShapeString(), " and scores ", scores.ShapeString(),
+                           " disagree on batch or box count");
+  const DataType want[] = {DataType::kInt64, DataType::kFloat32, DataType::kFloat32};
+  for (size_t i = 2; i < 5; ++i) {
+    const Value* v = node.input(i);
+    if (v && v->dtype != want[i - 2])
+      return InvalidArgument(node.Describe(), ": input ", i, " must be ", DataTypeName(want[i - 2]), ", got ",
+                             DataTypeName(v->dtype));
+    if (v && v->IsStatic() && v->NumElements() > 1)
+      return InvalidArgument(node.Describe(), ": input ", i, " must be a scalar, got ", v->ShapeString());
+  }
+  return Status::Ok();
+}
+
+Status InferNms(Node& node) {
+  OC_RETURN_IF_ERROR(CheckNmsInputs(node));
+  bool known = true;
+  for (size_t i = 0; i < 5; ++i) {
+    const Value* v = node.input(i);
+    if (v && !(v->constant && v->IsStatic())) known = false;
+  }
+  int64_t rows = -1;
+  if (known) {
+    const Value& boxes = *node.input(0);
+    const Value& scores = *node.input(1);
+    auto data = [&](size_t i) -> const void* { return node.input(i) ? node.input(i)->constant->data() : nullptr; };
+    NmsParams p = NmsParamsFrom(NmsConfigOf(node), data(2), data(3), data(4));
+    std::vector<NmsCandidate> cand(static_cast<size_t>(boxes.shape[1]));
+    std::vector<int64_t> kept(static_cast<size_t>(boxes.shape[1]));
+    rows = RunNms(boxes.constant->as<float>(), scores.constant->as<float>(), boxes.shape[0], scores.shape[1],
+                  boxes.shape[1], p, cand.data(), kept.data(), nullptr);
+  }
+  SetOutput(node, 0, DataType::kInt64, {rows, 3});
+  return Status::Ok();
+}
+
+class NmsKernel final : public Kernel {
+ public:
+  NmsKernel(const Node& node, int64_t rows)
+      : config_(NmsConfigOf(node)), what_(node.Describe()), batches_(node.input(0)->shape[0]), classes_(node.input(1)->shape[1]),
+        n_(node.input(0)->shape[1]), rows_(rows) {}
+  size_t ScratchBytes() const override {
+    return static_cast<size_t>(n_) * (sizeof(NmsCandidate) + sizeof(int64_t)) + 64;
+  }
+  Status Run(const KernelIO& io) override {
+    auto in = [&](size_t i) -> const void* { return i < io.num_inputs ? io.inputs[i] : nullptr; };
+    NmsParams p = NmsParamsFrom(config_, in(2), in(3), in(4));
+    auto* cand = static_cast<NmsCandidate*>(io.scratch);
+    auto* kept = reinterpret_cast<int64_t*>(cand + n_);
+    // Count first: the output buffer holds exactly the rows the shape was made for.
+    int64_t rows = RunNms(io.in<float>(0), io.in<float>(1), batches_, classes_, n_, p, cand, kept, nullptr);
+    if (rows != rows_)
+      return FailedPrecondition(what_, ": ", rows, " boxes are selected, the output shape was made for ", rows_);
+    RunNms(io.in<float>(0), io.in<float>(1), batches_, classes_, n_, p, cand, kept, io.out<int64_t>(0));
+    return Status::Ok();
+  }
+
+ private:
+  NmsConfig config_;
+  std::string what_;
+  int64_t batches_, classes_, n_, rows_;
+};
+
+Expected<KernelPtr> MakeNms(const KernelInit& init) {
+  OC_RETURN_IF_ERROR(RequireStaticShapes(init.node));
+  OC_RETURN_IF_ERROR(CheckNmsInputs(init.node));
+  const Value* out = init.node.output(0);
+  if (!out || !out->IsStatic())
+    return FailedPrecondition(init.node.Describe(), ": output shape is not known (it depends on the input data)");
+  return KernelPtr(new NmsKernel(init.node, out->shape[0]));
+}
+
 }  // namespace
 
 void RegisterDataDependentOps(OpRegistry& r) {
   r.Register({"", "NonZero", 9, INT_MAX, InferNonZero, MakeNonZero});
   r.Register({"", "Compress", 9, INT_MAX, InferCompress, MakeCompress});
   r.Register({"", "Unique", 11, INT_MAX, InferUnique, MakeUnique});
+  r.Register({"", "NonMaxSuppression", 10, INT_MAX, InferNms, MakeNms});
 }
 
 }  // namespace oc
