@@ -332,14 +332,21 @@ ProfData TakeData() {
     std::getline(comm, d.process);
   }
   std::unordered_map<uint32_t, int32_t> graph_index;  // tracer id -> index in d.graphs
+  // Only the threads that recorded in this session (renumbered).
+  std::vector<ThreadInfo> all_threads;
+  all_threads.swap(d.threads);
+  std::unordered_map<uint32_t, uint32_t> thread_index;
   d.events.reserve(collected.size());
   for (const Collected& c : collected) {
     const Record& r = c.r;
+    if (c.thread >= all_threads.size()) continue;
     Event e;
     e.kind = r.kind;
     e.start_ns = r.start_ns;
     e.end_ns = r.end_ns;
-    e.thread = c.thread;
+    auto [ti, new_thread] = thread_index.try_emplace(c.thread, static_cast<uint32_t>(d.threads.size()));
+    if (new_thread) d.threads.push_back(all_threads[c.thread]);
+    e.thread = ti->second;
     e.stream = r.stream;
     e.model = r.model;
     e.node = r.node;
