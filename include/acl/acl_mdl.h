@@ -116,7 +116,12 @@ ACL_FUNC_VISIBILITY aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, si
  * unknown rank. Sizes (aclmdlGetInputSizeByIndex / aclmdlGetOutputSizeByIndex)
  * of a gear model are those of its largest gear; those of a model with free
  * unknown dims (atc --input_shape with -1 and no gears, or symbolic dims in the
- * ONNX model) are 0 where they depend on the run-time shape. */
+ * ONNX model) are 0 where they depend on the run-time shape. Where an output's
+ * shape depends on input data (NonZero, Unique, ...) the model runs node by
+ * node: its output buffers are checked against the actual sizes when the run
+ * ends (an error reported by the execution or the stream's synchronization),
+ * and the shapes are then in the output dataset's descs and
+ * aclmdlGetCurOutputDims. */
 /* Same as aclmdlGetInputDims: the shape seen by the user and the shape the
  * model runs on are the same here. */
 ACL_FUNC_VISIBILITY aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
