@@ -117,6 +117,14 @@ Status InferScan(Node& node) {
   if (body->outputs.size() != node.outputs.size())
     return InvalidArgument(node.Describe(), ": body has ", body->outputs.size(), " outputs, node has ",
                            node.outputs.size());
+  // The number of steps, when the first scan input's scanned dim is known.
+  int64_t scan_len = -1;
+  if (const Value* first = node.input((v8 ? 1 : 0) + n); first && first->IsStatic() && !v8) {
+    std::vector<int64_t> in_axes = node.GetInts("scan_input_axes", std::vector<int64_t>(m, 0));
+    const int64_t rank = static_cast<int64_t>(first->shape.size());
+    if (!in_axes.empty() && in_axes[0] >= -rank && in_axes[0] < rank)
+      scan_len = first->shape[in_axes[0] < 0 ? in_axes[0] + rank : in_axes[0]];
+  }
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     Value* v = node.output(i);
     if (!v) continue;
@@ -124,12 +132,22 @@ Status InferScan(Node& node) {
     v->kind = ValueKind::kTensor;
     v->dtype = bo.dtype;
     const Value* init = i < n ? node.input((v8 ? 1 : 0) + i) : nullptr;
-    if (init && init->IsStatic()) {
+    v->has_shape = false;
+    v->shape.clear();
+    if (init && init->IsStatic() && bo.IsStatic() && bo.shape == init->shape) {
       v->has_shape = true;
       v->shape = init->shape;
-    } else {
-      v->has_shape = false;
-      v->shape.clear();
+    } else if (i >= n && !v8 && bo.IsStatic() && scan_len >= 0) {
+      // A scan output stacks one declared-static slice per step along its axis.
+      const size_t j = i - n;
+      std::vector<int64_t> axes = node.GetInts("scan_output_axes", std::vector<int64_t>(node.outputs.size() - n, 0));
+      const int64_t rank = static_cast<int64_t>(bo.shape.size()) + 1;
+      if (j < axes.size() && axes[j] >= -rank && axes[j] < rank) {
+        const int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
+        v->has_shape = true;
+        v->shape = bo.shape;
+        v->shape.insert(v->shape.begin() + axis, scan_len);
+      }
     }
     v->dim_params.assign(v->shape.size(), "");
   }
