@@ -145,7 +145,9 @@ TEST(TraceTest, RecordingANodeCostsWellUnderAMicrosecond) {
   Stop();
   (void)TakeData();
   std::printf("[ measure  ] %.1f ns per node record (two clock reads + ring store)\n", ns);
-  EXPECT_LT(ns, 1000.0);
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(ns, 1000.0);  // sanitizers instrument every atomic: no bound there
+#endif
 }
 
 TEST(TraceTest, FlopsFromShapes) {
