@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ops/infer_util.h"
@@ -165,6 +166,15 @@ Status InferEinsum(Node& node) {
   return Status::Ok();
 }
 
+// Integer products and sums wrap (computed unsigned, so no signed overflow).
+template <typename T, bool = std::is_integral_v<T>>
+struct EinsumAcc { using type = T; };
+template <typename T>
+struct EinsumAcc<T, true> {
+  // 8/16-bit types would promote to int, where uint16 * uint16 can overflow.
+  using type = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+};
+
 template <typename T>
 class EinsumKernel final : public Kernel {
  public:
@@ -198,14 +208,15 @@ class EinsumKernel final : public Kernel {
           for (size_t k = 0; k < n_in; ++k) off[k] += c * out_strides_[k][d];
         }
         for (size_t k = 0; k < n_in; ++k) base[k] = io.in<T>(k) + off[k];
-        T acc = 0;
+        using A = typename EinsumAcc<T>::type;
+        A acc = 0;
         for (size_t d = 0; d < sum_dims_.size(); ++d) idx[d] = 0;
         int64_t cur[kMaxIn];
         for (size_t k = 0; k < n_in; ++k) cur[k] = 0;
         for (int64_t s = 0; s < sum_count_; ++s) {
-          T p = base[0][cur[0]];
-          for (size_t k = 1; k < n_in; ++k) p *= base[k][cur[k]];
-          acc += p;
+          A p = static_cast<A>(base[0][cur[0]]);
+          for (size_t k = 1; k < n_in; ++k) p = static_cast<A>(p * static_cast<A>(base[k][cur[k]]));
+          acc = static_cast<A>(acc + p);
           // Odometer step over the summed labels, last label fastest.
           for (size_t d = sum_dims_.size(); d-- > 0;) {
             for (size_t k = 0; k < n_in; ++k) cur[k] += sum_strides_[k][d];
@@ -214,7 +225,7 @@ class EinsumKernel final : public Kernel {
             idx[d] = 0;
           }
         }
-        y[o] = acc;
+        y[o] = static_cast<T>(acc);
       }
     });
     return Status::Ok();

@@ -23,11 +23,25 @@ namespace {
 // ---- Accumulation policies --------------------------------------------------------
 // step(acc, x, shift), combine(a, b) for lane merging, finish(acc, count, shift).
 
+// Integer sums and products wrap (computed unsigned: no signed overflow).
+template <typename T>
+using WrapU = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <typename T>
+T WrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(WrapU<T>(a) + WrapU<T>(b));
+  else return static_cast<T>(a + b);
+}
+template <typename T>
+T WrapMul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(WrapU<T>(a) * WrapU<T>(b));
+  else return static_cast<T>(a * b);
+}
+
 template <typename T>
 struct SumP {
   static T init() { return T(0); }
-  static T step(T a, T x, T) { return static_cast<T>(a + x); }
-  static T combine(T a, T b) { return static_cast<T>(a + b); }
+  static T step(T a, T x, T) { return WrapAdd(a, x); }
+  static T combine(T a, T b) { return WrapAdd(a, b); }
   static T finish(T a, int64_t, T) { return a; }
 };
 template <typename T>
@@ -57,17 +71,20 @@ struct MinP {
 template <typename T>
 struct ProdP {
   static T init() { return T(1); }
-  static T step(T a, T x, T) { return static_cast<T>(a * x); }
-  static T combine(T a, T b) { return static_cast<T>(a * b); }
+  static T step(T a, T x, T) { return WrapMul(a, x); }
+  static T combine(T a, T b) { return WrapMul(a, b); }
   static T finish(T a, int64_t, T) { return a; }
 };
 template <typename T>
 struct L1P : SumP<T> {
-  static T step(T a, T x, T) { return static_cast<T>(a + (x < T(0) ? static_cast<T>(T(0) - x) : x)); }
+  static T step(T a, T x, T) {
+    if constexpr (std::is_unsigned_v<T>) return WrapAdd(a, x);
+    else return WrapAdd(a, x < T(0) ? static_cast<T>(T(0) - x) : x);
+  }
 };
 template <typename T>
 struct SumSquareP : SumP<T> {
-  static T step(T a, T x, T) { return static_cast<T>(a + x * x); }
+  static T step(T a, T x, T) { return WrapAdd(a, WrapMul(x, x)); }
 };
 template <typename T>
 struct L2P : SumSquareP<T> {
