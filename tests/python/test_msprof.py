@@ -312,8 +312,8 @@ def test_report_html_renders_in_headless_chromium(model, tmp_path):
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:|//)""", html, re.I)
     assert "<svg" in html and "conv0" in html
     shot = tmp_path / "report.png"
-    proc = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--window-size=1200,900", f"--screenshot={shot}", "file://" + os.path.join(d, "report.html")],
+    proc = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                           "--hide-scrollbars", "--window-size=1200,900", f"--screenshot={shot}", "file://" + os.path.join(d, "report.html")],
                           capture_output=True, text=True, timeout=180)
     assert shot.exists(), f"no screenshot (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     img = np.asarray(Image.open(shot).convert("L"), dtype=np.float64)
