@@ -136,6 +136,14 @@ const F32RowOps& RowOps() {
   static const F32RowOps ops = [] {
     F32RowOps o;
 #if defined(__x86_64__) || defined(_M_X64)
+    if (SelectedIsa() == Isa::kAvx2) {
+      o.row_max = f32_attn_row_max_avx2;
+      o.exp_sum = f32_attn_exp_sum_avx2;
+      o.add_max = f32_attn_add_max_avx2;
+      o.select_max = f32_attn_select_max_avx2;
+      o.scores_rows = f32_attn_scores_rows_avx2;
+      o.pv_rows = f32_attn_pv_rows_avx2;
+    }
     if (SelectedIsa() == Isa::kAvx512) {
       o.row_max = f32_attn_row_max_avx512;
       o.exp_sum = f32_attn_exp_sum_avx512;

@@ -26,6 +26,15 @@ void f32_attn_scores_rows_avx512(const float* q, int64_t ldq, int64_t rows, cons
                                  int64_t d, float scale, float* s, int64_t lds);
 void f32_attn_pv_rows_avx512(const float* p, int64_t lds, int64_t rows, const float* v, int64_t ldv, int64_t n,
                              int64_t dv, float* o, int64_t ldo);
+// The same row passes for AVX2 + FMA.
+float f32_attn_row_max_avx2(const float* x, int64_t n);
+float f32_attn_exp_sum_avx2(float* x, int64_t n, float shift);
+float f32_attn_add_max_avx2(float* x, const float* add, int64_t n);
+float f32_attn_select_max_avx2(float* x, const uint8_t* keep, int64_t n);
+void f32_attn_scores_rows_avx2(const float* q, int64_t ldq, int64_t rows, const float* k, int64_t ldk, int64_t n,
+                               int64_t d, float scale, float* s, int64_t lds);
+void f32_attn_pv_rows_avx2(const float* p, int64_t lds, int64_t rows, const float* v, int64_t ldv, int64_t n,
+                           int64_t dv, float* o, int64_t ldo);
 #endif
 
 }  // namespace oc::attn

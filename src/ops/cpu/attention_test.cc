@@ -457,6 +457,34 @@ TEST(Attention, Avx512RowPassesAndPackerMatchScalar) {
     }
   }
 }
+
+TEST(Attention, Avx2RowPassesMatchScalar) {
+  if (!gemm::IsaSupported(Isa::kAvx2)) GTEST_SKIP() << "no AVX2 here";
+  std::mt19937 rng(4);
+  for (int64_t n : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 100}) {
+    std::vector<double> src = Random(2 * n, rng, -30, 30);
+    std::vector<float> x(src.begin(), src.begin() + n), add(src.begin() + n, src.end());
+    for (int64_t i = 0; i < n; i += 5) x[i] = -std::numeric_limits<float>::infinity();
+    float want_max = -std::numeric_limits<float>::infinity();
+    for (float v : x) want_max = std::max(want_max, v);
+    EXPECT_EQ(attn::f32_attn_row_max_avx2(x.data(), n), want_max) << n;
+    const float shift = std::isinf(want_max) ? 0.f : want_max;
+    std::vector<double> want(n);
+    double want_sum = 0;
+    for (int64_t i = 0; i < n; ++i) want_sum += want[i] = std::exp(double(x[i]) - shift);
+    std::vector<float> e = x;
+    EXPECT_NEAR(attn::f32_attn_exp_sum_avx2(e.data(), n, shift), want_sum, 1e-6 * std::max(1.0, want_sum)) << n;
+    for (int64_t i = 0; i < n; ++i) {
+      if (want[i] == 0) EXPECT_EQ(e[i], 0.f) << n << " " << i;
+      else EXPECT_NEAR(e[i], want[i], want[i] * (4e-7 + 6e-8 * std::fabs(std::log(want[i])))) << n << " " << i;
+    }
+    std::vector<float> y = x;
+    float want_add = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < n; ++i) want_add = std::max(want_add, x[i] + add[i]);
+    EXPECT_EQ(attn::f32_attn_add_max_avx2(y.data(), add.data(), n), want_add) << n;
+    for (int64_t i = 0; i < n; ++i) EXPECT_EQ(y[i], x[i] + add[i]) << n << " " << i;
+  }
+}
 #endif
 
 }  // namespace
