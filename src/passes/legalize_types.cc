@@ -52,9 +52,8 @@ Node* AddCast(Graph& graph, Value* in, Value* out, DataType to, const std::strin
 }
 
 // Rewires `node` onto float32; false (node unchanged) when its inference does
-// not confirm float32 outputs.
-// `f32_of` holds the float32 copies made so far (one Cast per half value, however
-// many nodes read it).
+// not confirm float32 outputs. `f32_of` holds the float32 copies made so far
+// (one Cast per half value, however many nodes read it).
 Expected<bool> Legalize(Graph& graph, Node& node, const OpDef& def, std::map<Value*, Value*>& f32_of) {
   const std::vector<Value*> old_inputs = node.inputs, old_outputs = node.outputs;
   std::map<Value*, Value*> cast_of;  // half input -> its new float32 copy
