@@ -415,6 +415,8 @@ Expected<std::vector<RtValue>> Interpreter::Run(std::span<const RtValue> inputs,
       st = RunKernelNode(node, cache, ins, outs, pool);
     }
     if (!st.ok()) return st.WithContext(StrCat("while running ", node.Describe()));
+    if (outs.size() != node.outputs.size())
+      return Internal(node.Describe(), " produced ", outs.size(), " values for ", node.outputs.size(), " outputs");
     for (size_t k = 0; k < node.outputs.size(); ++k) {
       const Value* o = node.outputs[k];
       if (!o) continue;

@@ -197,6 +197,24 @@ TEST(Interpreter, ErrorsNameTheNodeInsideTheBody) {
   EXPECT_NE(out.status().message().find("Loop node"), std::string::npos) << out.status().message();
 }
 
+// A graph loaded from a .om reaches the interpreter without shape inference:
+// a Loop whose body does not fit it must fail with a message, not crash.
+TEST(Interpreter, MalformedLoopIsAnError) {
+  auto g = CumulativeLoop();
+  Node* loop = g->nodes()[0].get();
+  // Drop the loop-carried value: the body still expects one.
+  loop->inputs.erase(loop->inputs.begin() + 2);
+  auto in = Interpreter::Create(g);
+  ASSERT_TRUE(in.ok());
+  ThreadPool pool(1);
+  std::vector<RtValue> args{RtValue::FromTensor(Scalar(DataType::kInt64, 2)),
+                            RtValue::FromTensor(Floats({2}, {1, 2})),
+                            RtValue::FromTensor(Floats({2}, {1, 2}))};
+  auto out = (*in)->Run(args, pool);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("body has"), std::string::npos) << out.status().message();
+}
+
 TEST(Interpreter, SequenceOpsRoundTrip) {
   // SplitToSequence(x, axis 0) -> SequenceErase(first) -> ConcatFromSequence.
   auto g = std::make_shared<Graph>();

@@ -186,6 +186,10 @@ RtValue ScalarTensor(DataType dt, const void* bytes) {
 }
 
 Status LoopOp(NativeCall& call) {
+  // The counts are checked here too, not only by InferLoop: a graph from a
+  // .om reaches the interpreter without shape inference.
+  if (call.num_explicit_inputs() < 2)
+    return InvalidArgument(call.node.Describe(), ": needs inputs M and cond (may be empty names)");
   const size_t n = call.num_explicit_inputs() - 2;
   std::optional<int64_t> max_trips;
   if (call.in(0)) {
@@ -200,6 +204,10 @@ Status LoopOp(NativeCall& call) {
   OC_ASSIGN_OR_RETURN(const Interpreter* body, call.Body("body"));
   std::vector<RtValue> captures = call.CapturesOf("body");
   const Graph& bg = body->graph();
+  if (bg.inputs.size() != n + 2 || bg.outputs.size() < n + 1 || call.outputs.size() != bg.outputs.size() - 1)
+    return InvalidArgument(call.node.Describe(), ": body has ", bg.inputs.size(), " inputs and ", bg.outputs.size(),
+                           " outputs; with ", n, " loop-carried values and ", call.outputs.size(),
+                           " node outputs it needs ", n + 2, " and ", call.outputs.size() + 1);
   const size_t k = bg.outputs.size() - 1 - n;
   std::vector<RtValue> args(n + 2);
   for (size_t i = 0; i < n; ++i) {
@@ -313,6 +321,11 @@ Status ScanOp(NativeCall& call) {
   const size_t total = call.num_explicit_inputs() - first;
   if (m < 1 || m > total) return InvalidArgument(node.Describe(), ": bad num_scan_inputs ", m);
   const size_t n = total - m;
+  const Graph& bg = body->graph();
+  if (bg.inputs.size() != total || bg.outputs.size() != call.outputs.size() || bg.outputs.size() < n)
+    return InvalidArgument(node.Describe(), ": body has ", bg.inputs.size(), " inputs and ", bg.outputs.size(),
+                           " outputs; the node has ", total, " inputs and ", call.outputs.size(), " outputs, ", n,
+                           " of them states");
   std::vector<const HostTensor*> ins;
   for (size_t i = 0; i < total; ++i) {
     OC_ASSIGN_OR_RETURN(const HostTensor* t, call.TensorIn(first + i));

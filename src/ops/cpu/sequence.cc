@@ -226,6 +226,10 @@ Status SplitToSequenceOp(NativeCall& call) {
     squeeze = node.GetInt("keepdims", 1) == 0;
   } else {
     OC_ASSIGN_OR_RETURN(const HostTensor* s, call.TensorIn(1));
+    if (s->dtype != DataType::kInt64 && s->dtype != DataType::kInt32)
+      return InvalidArgument(node.Describe(), ": split must be int32 or int64, got ", DataTypeName(s->dtype));
+    if (s->shape.size() > 1 || (s->shape.empty() && s->NumElements() != 1))
+      return InvalidArgument(node.Describe(), ": split must be a scalar or 1-D");
     std::vector<int64_t> split;
     for (int64_t i = 0; i < s->NumElements(); ++i)
       split.push_back(s->dtype == DataType::kInt64 ? s->data.as<int64_t>()[i] : s->data.as<int32_t>()[i]);
