@@ -455,3 +455,32 @@ def test_float8_predicates_every_code(driver, t, op, attrs):
     m.opset_import[0].version = 20
     (got,), (want,) = run_and_read(driver, m, {"x": x})
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("half", [TensorProto.FLOAT16, TensorProto.BFLOAT16], ids=["float16", "bfloat16"])
+def test_half_model_end_to_end(driver, half):
+    """The bundled digits MLP (Div, Flatten, Gemm, Relu, Softmax) converted to a half
+    type runs through legalize-types; its probabilities stay within a few half ulps of
+    the float32 model (onnxruntime as the reference) and every prediction agrees."""
+    import onnxruntime as ort
+
+    npt = np.float16 if half == TensorProto.FLOAT16 else ml_dtypes.bfloat16
+    m32 = onnx.load(os.path.join(SOURCE_DIR, "models", "digits", "digits_mlp.onnx"))
+    m = onnx.ModelProto()
+    m.CopyFrom(m32)
+    for init in m.graph.initializer:
+        if init.data_type == TensorProto.FLOAT:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(npt), init.name))
+    for v in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = half
+    x = np.load(os.path.join(SOURCE_DIR, "models", "digits", "samples.npy"))[:64].astype(npt)
+    name = m.graph.input[0].name
+    sess = ort.InferenceSession(m32.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {name: x.astype(np.float32)})[0]
+    got = _run_only(driver, m, {name: x})
+    assert got.dtype == npt
+    g = np.asarray(got).astype(np.float32)
+    eps = 2.0 ** -10 if half == TensorProto.FLOAT16 else 2.0 ** -7
+    assert np.abs(g - want).max() <= 4 * eps
+    np.testing.assert_array_equal(g.argmax(-1), want.argmax(-1))
