@@ -117,6 +117,7 @@ class Scope {
     }
   }
   void set_model(uint32_t model) { r_.model = model; }
+  bool on() const { return on_; }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 
@@ -129,16 +130,22 @@ class Scope {
 // whole run becomes one kModelRun record.
 class ModelRunScope {
  public:
-  explicit ModelRunScope(uint32_t model)
-      : prev_(ThreadModel()), scope_(Kind::kModelRun, kTasks) {
-    SetThreadModel(model);
-    scope_.set_model(model);
+  explicit ModelRunScope(uint32_t model) : scope_(Kind::kModelRun, kTasks) {
+    if (scope_.on()) {
+      prev_ = ThreadModel();
+      SetThreadModel(model);
+      scope_.set_model(model);
+    }
   }
-  ~ModelRunScope() { SetThreadModel(prev_); }
+  ~ModelRunScope() {
+    if (scope_.on()) SetThreadModel(prev_);
+  }
+  ModelRunScope(const ModelRunScope&) = delete;
+  ModelRunScope& operator=(const ModelRunScope&) = delete;
 
  private:
-  uint32_t prev_;
-  Scope scope_;
+  Scope scope_;  // emits after the destructor's body restored the model
+  uint32_t prev_ = 0;
 };
 
 // ---- Graph metadata ---------------------------------------------------------
