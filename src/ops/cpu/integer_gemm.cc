@@ -15,10 +15,15 @@ namespace {
 
 constexpr Ukernel kUkernels[] = {
 #if defined(__x86_64__) || defined(_M_X64)
-    {"u8s8_igemm_14x32_avx512vnni", Isa::kAvx512, true, 14, 32, 512, 112, 256, u8s8_igemm_14x32_avx512vnni},
-    {"u8s8_igemm_6x8_avx2", Isa::kAvx2, false, 6, 8, 512, 96, 256, u8s8_igemm_6x8_avx2},
+    {"u8s8_igemm_32x32_amx", Isa::kAvx512, true, true, 32, 32, 1024, 128, 256, 64, ALayout::kRow64,
+     u8s8_igemm_32x32_amx, s8_colsums_32_avx512vnni},
+    {"u8s8_igemm_14x32_avx512vnni", Isa::kAvx512, true, false, 14, 32, 512, 112, 256, 4, ALayout::kGroup4,
+     u8s8_igemm_14x32_avx512vnni, s8_colsums_32_avx512vnni},
+    {"u8s8_igemm_6x8_avx2", Isa::kAvx2, false, false, 6, 8, 512, 96, 256, 4, ALayout::kGroup4,
+     u8s8_igemm_6x8_avx2, nullptr},
 #endif
-    {"u8s8_igemm_4x8_scalar", Isa::kScalar, false, 4, 8, 512, 64, 256, u8s8_igemm_4x8_scalar},
+    {"u8s8_igemm_4x8_scalar", Isa::kScalar, false, false, 4, 8, 512, 64, 256, 4, ALayout::kGroup4,
+     u8s8_igemm_4x8_scalar, nullptr},
 };
 
 inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -39,6 +44,9 @@ bool Supported(const Ukernel& uk) {
     case Isa::kScalar: return true;
     case Isa::kAvx2: return f.avx2;
     case Isa::kAvx512:
+#if defined(__x86_64__) || defined(_M_X64)
+      if (uk.amx && !AmxUsable()) return false;
+#endif
       return f.avx512f && f.avx512bw && f.avx512vl && (!uk.vnni || f.avx512_vnni);
     case Isa::kNeon: return f.neon;
   }
@@ -60,13 +68,31 @@ const Ukernel& DefaultUkernel() {
 void PackA(const Ukernel& uk, const Matrix& a, int64_t k, int64_t r0, int64_t r1, uint8_t* dst,
            int32_t* row_sums) {
   const int mr = uk.mr;
-  const int64_t kp = PaddedK(k), full = k / 4;
+  const int64_t kp = PaddedK(uk, k), full = k / 4;
   const uint8_t flip = FlipA(a.is_signed);
   const uint32_t flip4 = flip * 0x01010101u;
   const uint8_t* src = static_cast<const uint8_t*>(a.data);
   for (int64_t p0 = r0; p0 < r1; p0 += mr) {
     uint8_t* panel = dst + p0 * kp;  // panel p0/mr starts at (p0/mr)*mr*kp
     const int64_t rows = std::min<int64_t>(mr, r1 - p0);
+    if (uk.a_layout == ALayout::kRow64) {
+      // Row i of each 64-deep block is 64 contiguous bytes: copy with the flip.
+      for (int64_t i = 0; i < mr; ++i) {
+        const uint8_t* row = i < rows ? src + (p0 + i) * a.ld : nullptr;
+        uint32_t sum = 0;
+        for (int64_t k0 = 0; k0 < kp; k0 += 64) {
+          uint8_t* d = panel + PackedAOffset(uk, i, k0);
+          const int64_t n = row ? std::max<int64_t>(0, std::min<int64_t>(64, k - k0)) : 0;
+          for (int64_t t = 0; t < n; ++t) {
+            d[t] = static_cast<uint8_t>(row[k0 + t] ^ flip);
+            sum += d[t];
+          }
+          std::memset(d + n, 0, static_cast<size_t>(64 - n));
+        }
+        if (row) row_sums[p0 + i] = static_cast<int32_t>(sum);
+      }
+      continue;
+    }
     for (int64_t i = 0; i < mr; ++i) {
       if (i >= rows) {
         for (int64_t g = 0; g < kp / 4; ++g) std::memset(panel + (g * mr + i) * 4, 0, 4);
@@ -83,9 +109,9 @@ void PackA(const Ukernel& uk, const Matrix& a, int64_t k, int64_t r0, int64_t r1
         w ^= flip4;
         std::memcpy(panel + (g * mr + i) * 4, &w, 4);
       }
-      if (full * 4 < k) {
-        uint8_t* d = panel + (full * mr + i) * 4;
-        for (int t = 0; t < 4; ++t) d[t] = full * 4 + t < k ? static_cast<uint8_t>(row[full * 4 + t] ^ flip) : 0;
+      for (int64_t g = full; g < kp / 4; ++g) {
+        uint8_t* d = panel + (g * mr + i) * 4;
+        for (int t = 0; t < 4; ++t) d[t] = g * 4 + t < k ? static_cast<uint8_t>(row[g * 4 + t] ^ flip) : 0;
       }
     }
   }
@@ -122,7 +148,7 @@ inline void Interleave4x16(const uint8_t* r0, const uint8_t* r1, const uint8_t* 
 void PackB(const Ukernel& uk, const Matrix& b, int64_t k, int64_t c0, int64_t c1, int8_t* dst,
            int32_t* col_sums) {
   const int nr = uk.nr;
-  const int64_t kp = PaddedK(k);
+  const int64_t kp = PaddedK(uk, k);
   const uint8_t flip = FlipB(b.is_signed);
   const uint8_t* src = static_cast<const uint8_t*>(b.data);
   // Column blocks of at least 64 bytes, so that the strided row reads use
@@ -131,10 +157,12 @@ void PackB(const Ukernel& uk, const Matrix& b, int64_t k, int64_t c0, int64_t c1
   for (int64_t s0 = c0; s0 < c1; s0 += block) {
     const int64_t s1 = std::min(c1, s0 + block);
     int32_t* sums = col_sums + s0;
-    for (int64_t j = 0; j < s1 - s0; ++j) sums[j] = 0;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const uint8_t* row = src + kk * b.ld + s0;
-      for (int64_t j = 0; j < s1 - s0; ++j) sums[j] += static_cast<int8_t>(row[j] ^ flip);
+    if (!uk.col_sums) {
+      for (int64_t j = 0; j < s1 - s0; ++j) sums[j] = 0;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const uint8_t* row = src + kk * b.ld + s0;
+        for (int64_t j = 0; j < s1 - s0; ++j) sums[j] += static_cast<int8_t>(row[j] ^ flip);
+      }
     }
     for (int64_t p0 = s0; p0 < s1; p0 += nr) {
       uint8_t* panel = reinterpret_cast<uint8_t*>(dst + p0 * kp);
@@ -152,6 +180,12 @@ void PackB(const Ukernel& uk, const Matrix& b, int64_t k, int64_t c0, int64_t c1
         for (int64_t j = 0; j < nr; ++j)
           for (int t = 0; t < 4; ++t)
             d[j * 4 + t] = rows[t] && j < cols ? static_cast<uint8_t>(rows[t][j] ^ flip) : 0;
+      }
+      if (uk.col_sums) {
+        // The panel is still in L1: sum it there instead of the strided source.
+        int32_t panel_sums[64];
+        uk.col_sums(reinterpret_cast<const int8_t*>(panel), kp / 4, panel_sums);
+        std::memcpy(col_sums + p0, panel_sums, static_cast<size_t>(cols) * sizeof(int32_t));
       }
     }
   }
@@ -226,16 +260,19 @@ void CorrectTile(const Args& g, const Prepared& p, int64_t i0, int64_t j0, int64
   const uint32_t a_off = g.a.is_signed ? 128u : 0u;
   const uint32_t b_off = g.b.is_signed ? 0u : 128u;
   const uint32_t k = static_cast<uint32_t>(g.k);
+  const uint32_t* cs = reinterpret_cast<const uint32_t*>(p.col_sums + j0);
+  const int32_t* zbv = g.b.zp.values ? g.b.zp.values + j0 : nullptr;
+  const uint32_t zb_scalar = static_cast<uint32_t>(g.b.zp.scalar) - b_off;
   for (int64_t i = 0; i < mb; ++i) {
     const int64_t row = i0 + i;
     const uint32_t za = static_cast<uint32_t>(g.a.zp.values ? g.a.zp.values[row] : g.a.zp.scalar) + a_off;
     const uint32_t r = k * za - static_cast<uint32_t>(p.row_sums[row]);
-    int32_t* t = tile + i * ldt;
-    for (int64_t j = 0; j < nb; ++j) {
-      const int64_t col = j0 + j;
-      const uint32_t zb = static_cast<uint32_t>(g.b.zp.values ? g.b.zp.values[col] : g.b.zp.scalar) - b_off;
-      const uint32_t v = static_cast<uint32_t>(t[j]) - za * static_cast<uint32_t>(p.col_sums[col]) + zb * r;
-      t[j] = static_cast<int32_t>(v);
+    uint32_t* t = reinterpret_cast<uint32_t*>(tile + i * ldt);
+    if (zbv) {
+      for (int64_t j = 0; j < nb; ++j) t[j] += (static_cast<uint32_t>(zbv[j]) - b_off) * r - za * cs[j];
+    } else {
+      const uint32_t zr = zb_scalar * r;
+      for (int64_t j = 0; j < nb; ++j) t[j] += zr - za * cs[j];
     }
   }
 }
@@ -243,7 +280,7 @@ void CorrectTile(const Args& g, const Prepared& p, int64_t i0, int64_t j0, int64
 void RunTask(const Ukernel& uk, const Args& g, const Prepared& p, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
              int32_t* tile) {
   const int mr = uk.mr, nr = uk.nr;
-  const int64_t kp = PaddedK(g.k);
+  const int64_t kp = PaddedK(uk, g.k);
   const int64_t mc = std::min<int64_t>(uk.mc, RoundUp(g.m, mr));
   const int64_t nc = std::min<int64_t>(uk.nc, RoundUp(g.n, nr));
   const int64_t ldt = nc;
@@ -281,7 +318,7 @@ void Plan::Run(const Args& g, ThreadPool* pool, void* scratch) const {
   if (g.m <= 0 || g.n <= 0) return;
   const Ukernel& uk = *uk_;
   const int mr = uk.mr, nr = uk.nr;
-  const int64_t kp = PaddedK(g.k);
+  const int64_t kp = PaddedK(uk, g.k);
   const int64_t mpanels = (g.m + mr - 1) / mr, npanels = (g.n + nr - 1) / nr;
   uint8_t* s = static_cast<uint8_t*>(scratch);
   Prepared p{};

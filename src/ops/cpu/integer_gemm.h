@@ -15,13 +15,16 @@
 // (int32 arithmetic, wrapping like the reference's int32 matmul would).
 //
 // Packed layouts (for a micro-kernel with tile MR x NR; K padded with zeros to
-// a multiple of 4, Kp = PaddedK(K); rows/columns past the matrix are zero):
-//   A: panels of MR rows, panel stride MR*Kp bytes; within a panel, group g of
-//      four k values: pa[(g*MR + i)*4 + t] = A'(i, 4g + t)   (uint8)
+// a multiple of the kernel's k_align (4, or 64 for AMX), Kp = PaddedK(uk, K);
+// rows/columns past the matrix are zero):
+//   A: panels of MR rows, panel stride MR*Kp bytes; within a panel, with
+//      W = 4 (kGroup4 layout: one 32-bit broadcast per row) or W = 64
+//      (kRow64 layout: AMX tile rows of 64 k values):
+//        pa[((k / W)*MR + i)*W + k % W] = A'(i, k)            (uint8)
 //   B: panels of NR columns, panel stride NR*Kp bytes:
 //      pb[(g*NR + j)*4 + t] = B'(4g + t, j)                   (int8)
-// A K-block starting at k0 (a multiple of 4) of a panel starts at
-// panel + k0*MR (or k0*NR).
+// A K-block starting at k0 (a multiple of k_align) of a panel starts at
+// panel + k0*MR (or k0*NR) in both layouts.
 //
 // Driver blocking: threads split C into a grid of tasks; a task walks MC x NC
 // tiles, each accumulated over KC-deep blocks in an int32 tile buffer (one B
@@ -46,13 +49,24 @@ namespace oc::igemm {
 using UkernelFn = void (*)(int64_t kgroups, const uint8_t* pa, const int8_t* pb, int32_t* c, int64_t ldc,
                            int64_t m, int64_t n, bool accumulate);
 
+enum class ALayout { kGroup4, kRow64 };
+
+// Column sums of one packed B panel (NR columns, `kgroups` groups of four):
+// sums[j] = sum of its int8 values. Optional per micro-kernel (vectorised);
+// without one the packer sums the source rows.
+using ColSumsFn = void (*)(const int8_t* panel, int64_t kgroups, int32_t* sums);
+
 struct Ukernel {
   const char* name;  // u8s8_igemm_<MR>x<NR>_<isa>
   Isa isa;
   bool vnni;         // also needs AVX-512 VNNI
+  bool amx;          // also needs AMX-INT8 (and the OS's permission for tile data)
   int mr, nr;
-  int kc, mc, nc;    // cache blocking (kc a multiple of 4, mc of mr, nc of nr)
+  int kc, mc, nc;    // cache blocking (kc a multiple of k_align, mc of mr, nc of nr)
+  int k_align;       // K is padded to this (kgroups passed to fn is a multiple of k_align / 4)
+  ALayout a_layout;
   UkernelFn fn;
+  ColSumsFn col_sums;  // for NR-column panels, or nullptr
 };
 
 // Micro-kernels compiled into this build.
@@ -62,12 +76,17 @@ bool Supported(const Ukernel& uk);
 // The best micro-kernel for SelectedIsa() (OPENCANN_ISA caps it) on this CPU.
 const Ukernel& DefaultUkernel();
 
-inline int64_t PaddedK(int64_t k) { return (k + 3) / 4 * 4; }
+inline int64_t PaddedK(const Ukernel& uk, int64_t k) { return (k + uk.k_align - 1) / uk.k_align * uk.k_align; }
 inline int64_t PackedABytes(const Ukernel& uk, int64_t m, int64_t k) {
-  return (m + uk.mr - 1) / uk.mr * uk.mr * PaddedK(k);
+  return (m + uk.mr - 1) / uk.mr * uk.mr * PaddedK(uk, k);
 }
 inline int64_t PackedBBytes(const Ukernel& uk, int64_t n, int64_t k) {
-  return (n + uk.nr - 1) / uk.nr * uk.nr * PaddedK(k);
+  return (n + uk.nr - 1) / uk.nr * uk.nr * PaddedK(uk, k);
+}
+// Byte offset of A'(i, k) inside its packed panel (i < MR).
+inline int64_t PackedAOffset(const Ukernel& uk, int64_t i, int64_t k) {
+  const int64_t w = uk.a_layout == ALayout::kRow64 ? 64 : 4;
+  return ((k / w) * uk.mr + i) * w + k % w;
 }
 
 // A row-major 8-bit matrix in memory.
@@ -157,8 +176,15 @@ class Plan {
 void ReferenceGemm(const Args& args);
 
 #if defined(__x86_64__) || defined(_M_X64)
+// True when the CPU has AMX-INT8 and the OS granted this process tile data
+// (Linux arch_prctl ARCH_REQ_XCOMP_PERM, requested on the first call), and
+// OPENCANN_AMX is not 0.
+bool AmxUsable();
+void u8s8_igemm_32x32_amx(int64_t kgroups, const uint8_t* pa, const int8_t* pb, int32_t* c, int64_t ldc,
+                          int64_t m, int64_t n, bool accumulate);
 void u8s8_igemm_14x32_avx512vnni(int64_t kgroups, const uint8_t* pa, const int8_t* pb, int32_t* c,
                                  int64_t ldc, int64_t m, int64_t n, bool accumulate);
+void s8_colsums_32_avx512vnni(const int8_t* panel, int64_t kgroups, int32_t* sums);
 void u8s8_igemm_6x8_avx2(int64_t kgroups, const uint8_t* pa, const int8_t* pb, int32_t* c, int64_t ldc,
                          int64_t m, int64_t n, bool accumulate);
 #endif

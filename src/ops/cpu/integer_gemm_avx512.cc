@@ -68,4 +68,17 @@ void u8s8_igemm_14x32_avx512vnni(int64_t kgroups, const uint8_t* pa, const int8_
   kTiles[m > kMR ? kMR : m](kgroups, pa, pb, c, ldc, n, accumulate);
 }
 
+// Column sums of a 32-column B panel: vpdpbusd of all-ones bytes with each
+// 64-byte half of a group row adds that column's four int8 values.
+OC_VNNI_TARGET void s8_colsums_32_avx512vnni(const int8_t* panel, int64_t kgroups, int32_t* sums) {
+  const __m512i ones = _mm512_set1_epi8(1);
+  __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+  for (int64_t g = 0; g < kgroups; ++g) {
+    s0 = _mm512_dpbusd_epi32(s0, ones, _mm512_loadu_si512(panel + g * 128));
+    s1 = _mm512_dpbusd_epi32(s1, ones, _mm512_loadu_si512(panel + g * 128 + 64));
+  }
+  _mm512_storeu_si512(sums, s0);
+  _mm512_storeu_si512(sums + 16, s1);
+}
+
 }  // namespace oc::igemm

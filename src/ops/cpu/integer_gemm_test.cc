@@ -30,11 +30,13 @@ std::vector<const Ukernel*> RunnableUkernels() {
 
 TEST(IntegerGemmUkernel, MatchesNaiveAtTileEdges) {
   for (const Ukernel* uk : RunnableUkernels()) {
-    for (int64_t kg : {1, 2, 7, 130}) {
+    const int64_t unit = uk->k_align / 4;  // kgroups must be a multiple of this
+    for (int64_t kg : {unit, 2 * unit, 7 * unit, 130 * unit}) {
       auto pa = RandomBytes(static_cast<size_t>(kg * uk->mr * 4), 11);
       auto pbu = RandomBytes(static_cast<size_t>(kg * uk->nr * 4), 12);
-      // Extremes in the first group: 255 * -128 four times (the widest sums).
-      for (int i = 0; i < uk->mr * 4; ++i) pa[i] = 255;
+      // Extremes in the first k values: 255 * -128 (the widest sums).
+      for (int64_t i = 0; i < uk->mr; ++i)
+        for (int t = 0; t < 4; ++t) pa[PackedAOffset(*uk, i, t)] = 255;
       for (int j = 0; j < uk->nr * 4; ++j) pbu[j] = 0x80;
       const int8_t* pb = reinterpret_cast<const int8_t*>(pbu.data());
       for (int64_t m = 1; m <= uk->mr; ++m)
@@ -49,7 +51,7 @@ TEST(IntegerGemmUkernel, MatchesNaiveAtTileEdges) {
                 int32_t s = 0;
                 for (int64_t g = 0; g < kg; ++g)
                   for (int t = 0; t < 4; ++t)
-                    s += static_cast<int32_t>(pa[(g * uk->mr + i) * 4 + t]) * pb[(g * uk->nr + j) * 4 + t];
+                    s += static_cast<int32_t>(pa[PackedAOffset(*uk, i, g * 4 + t)]) * pb[(g * uk->nr + j) * 4 + t];
                 want[i * ldc + j] = accumulate ? want[i * ldc + j] + s : s;
               }
             uk->fn(kg, pa.data(), pb, c.data(), ldc, m, n, accumulate);
@@ -151,6 +153,25 @@ TEST(IntegerGemm, ThreadedMatchesReference) {
 TEST(IntegerGemm, ZeroDepthGivesZeros) {
   const Ukernel& uk = DefaultUkernel();
   RunCase(uk, {5, 9, 0, false, true, true}, nullptr, false, false);
+}
+
+TEST(IntegerGemm, PackedAMatchesLayoutFormula) {
+  for (const Ukernel* uk : RunnableUkernels()) {
+    const int64_t m = uk->mr + 3, k = 70;
+    auto a = RandomBytes(static_cast<size_t>(m * k), 5);
+    PackedOperand p = PackConstA(*uk, {a.data(), k, true}, m, k);
+    const int64_t kp = PaddedK(*uk, k);
+    for (int64_t i = 0; i < m; ++i) {
+      int32_t sum = 0;
+      for (int64_t kk = 0; kk < kp; ++kk) {
+        const uint8_t want = kk < k ? static_cast<uint8_t>(a[i * k + kk] ^ 0x80) : 0;
+        sum += want;
+        ASSERT_EQ(p.panels[(i / uk->mr) * uk->mr * kp + PackedAOffset(*uk, i % uk->mr, kk)], want)
+            << uk->name << " row " << i << " k " << kk;
+      }
+      EXPECT_EQ(p.sums[i], sum) << uk->name << " row " << i;
+    }
+  }
 }
 
 TEST(IntegerGemm, DefaultUkernelIsRunnable) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/cpu_features.h"
 #include "base/status.h"
 #include "graph/graph.h"
 #include "ops/cpu/cast_util.h"
@@ -63,23 +64,49 @@ struct RequantCtx {
   int64_t ldy = 0;
 };
 
+// One row: clamp to the output range less the zero point (integer bounds, so
+// clamping and rounding commute), then round half to even by adding and
+// subtracting 1.5 * 2^52 - plain double arithmetic the compiler vectorises.
+template <typename T, bool kPerColumn>
+inline void RequantRow(const int32_t* t, int64_t n, int32_t bias, const double* mult, double qlo, double qhi,
+                       int32_t zp, T* y) {
+  constexpr double kMagic = 6755399441055744.0;
+  for (int64_t j = 0; j < n; ++j) {
+    const int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(t[j]) + static_cast<uint32_t>(bias));
+    double v = static_cast<double>(acc) * mult[kPerColumn ? j : 0];
+    v = v >= qlo ? v : qlo;
+    v = v <= qhi ? v : qhi;
+    v = (v + kMagic) - kMagic;
+    y[j] = static_cast<T>(static_cast<int32_t>(v) + zp);
+  }
+}
+
+#if defined(__x86_64__) || defined(_M_X64)
+// RequantRow for int8/uint8 outputs with AVX-512 (qlinear_requant_avx512.cc).
+void RequantRow_avx512(const int32_t* t, int64_t n, int32_t bias, const double* mult, bool per_column, double qlo,
+                       double qhi, int32_t zp, uint8_t* y);
+#endif
+
 template <typename T>
 void RequantTileT(const RequantCtx& c, int64_t m0, int64_t n0, int64_t m, int64_t n, const int32_t* tile,
                   int64_t ldt) {
   const double lo = c.out_signed ? -128.0 : 0.0, hi = c.out_signed ? 127.0 : 255.0;
-  const double zp = c.zero_point;
+  const double qlo = lo - c.zero_point, qhi = hi - c.zero_point;
   for (int64_t i = 0; i < m; ++i) {
     const int64_t row = m0 + i;
     const int32_t bias = c.bias ? c.bias[row] : 0;
     const double* mult = c.mult + row * c.mult_row_stride + n0 * c.mult_col_stride;
     T* y = static_cast<T*>(c.y) + row * c.ldy + n0;
-    const int32_t* t = tile + i * ldt;
-    for (int64_t j = 0; j < n; ++j) {
-      const int32_t acc = static_cast<int32_t>(static_cast<uint32_t>(t[j]) + static_cast<uint32_t>(bias));
-      double v = std::nearbyint(static_cast<double>(acc) * mult[j * c.mult_col_stride]) + zp;
-      v = v < lo ? lo : (v > hi ? hi : v);
-      y[j] = static_cast<T>(v);
+#if defined(__x86_64__) || defined(_M_X64)
+    static const bool avx512 = SelectedIsa() == Isa::kAvx512;
+    if (avx512) {
+      RequantRow_avx512(tile + i * ldt, n, bias, mult, c.mult_col_stride != 0, qlo, qhi, c.zero_point,
+                        reinterpret_cast<uint8_t*>(y));
+      continue;
     }
+#endif
+    if (c.mult_col_stride) RequantRow<T, true>(tile + i * ldt, n, bias, mult, qlo, qhi, c.zero_point, y);
+    else RequantRow<T, false>(tile + i * ldt, n, bias, mult, qlo, qhi, c.zero_point, y);
   }
 }
 
