@@ -13,6 +13,16 @@
 // size), so their dims are not trusted downstream of an unknown one; the graph
 // is inferred again, exactly, once the input shapes are known (runtime/
 // shape_specializer.h).
+//
+// What the compiled model reports (aclmdlGetOutputDims, atc --mode=6) is then
+// refined by probing: the graph is inferred again, on clones, with every
+// unknown input dim set to 1, 3, 1009 and then 2003; a dim that comes out the
+// same in all four is taken as fixed, one that follows the probe value is
+// given the inputs' dim name when they share one. The refined dims are only
+// information: values downstream of an unknown dim never become constants at
+// compile time, so a dim that merely happens to agree across the probes (a
+// slice clamped to a bound below 1) cannot be folded into the graph.
+#include "graph/graph_clone.h"
 #include "ops/op_registry.h"
 #include "passes/passes.h"
 
@@ -95,6 +105,62 @@ void ForgetDims(Node& node, bool inferred) {
   }
 }
 
+constexpr int64_t kProbes[] = {1, 3, 1009, 2003};
+
+void RefineDimsByProbing(Graph& graph) {
+  // Subgraph bodies are shared between clones; leave such graphs as they are.
+  if (graph.HasSubgraphs() || graph.HasNonTensorValues()) return;
+  std::string symbol;  // the one name of the unknown input dims, if they share one
+  bool one_symbol = true;
+  for (const Value* in : graph.inputs)
+    for (size_t d = 0; d < in->shape.size(); ++d) {
+      if (in->shape[d] >= 0) continue;
+      const std::string name = d < in->dim_params.size() ? in->dim_params[d] : "";
+      if (name.empty() || (!symbol.empty() && name != symbol)) one_symbol = false;
+      symbol = name;
+    }
+  if (!one_symbol) symbol.clear();
+  std::vector<std::unique_ptr<Graph>> probes;
+  for (int64_t p : kProbes) {
+    std::unique_ptr<Graph> c = CloneGraph(graph);
+    for (Value* in : c->inputs)
+      for (int64_t& d : in->shape)
+        if (d < 0) d = p;
+    // A probe the model cannot take (a squeezed batch of 1, a kernel larger
+    // than the image) leaves the dims unknown.
+    if (!RunShapeInference(*c, CompileOptions{}).ok()) return;
+    probes.push_back(std::move(c));
+  }
+  for (auto& up : graph.values()) {
+    Value& v = *up;
+    if (!v.producer || v.constant || v.IsStatic() || v.kind != ValueKind::kTensor) continue;
+    const Value& first = *probes[0]->values()[static_cast<size_t>(v.id)];
+    if (!first.has_shape || (v.has_shape && v.shape.size() != first.shape.size())) continue;
+    bool usable = true;
+    for (auto& pg : probes) {
+      const Value& pv = *pg->values()[static_cast<size_t>(v.id)];
+      usable &= pv.has_shape && pv.shape.size() == first.shape.size() && pv.dtype == first.dtype;
+    }
+    if (!usable) continue;
+    std::vector<int64_t> dims(first.shape.size());
+    std::vector<std::string> names(first.shape.size());
+    for (size_t d = 0; d < dims.size(); ++d) {
+      bool same = true, follows = true;
+      for (size_t k = 0; k < probes.size(); ++k) {
+        const int64_t got = probes[k]->values()[static_cast<size_t>(v.id)]->shape[d];
+        same &= got == first.shape[d];
+        follows &= got == kProbes[k];
+      }
+      dims[d] = same ? first.shape[d] : -1;
+      if (!same && follows) names[d] = symbol;
+    }
+    if (v.dtype == DataType::kUndefined) v.dtype = first.dtype;
+    v.has_shape = true;
+    v.shape = std::move(dims);
+    v.dim_params = std::move(names);
+  }
+}
+
 }  // namespace
 
 Status RunShapeInference(Graph& graph, const CompileOptions& options) {
@@ -131,7 +197,12 @@ Status RunShapeInference(Graph& graph, const CompileOptions& options) {
     OC_RETURN_IF_ERROR(inferred);
     if (ShouldFoldDuringSweep(node, *def)) OC_RETURN_IF_ERROR(EvaluateIntoConstants(node));
   }
-  if (options.allow_dynamic) return Status::Ok();
+  if (options.allow_dynamic) {
+    bool unknown_inputs = false;
+    for (const Value* in : graph.inputs) unknown_inputs |= !in->IsStatic();
+    if (unknown_inputs) RefineDimsByProbing(graph);
+    return Status::Ok();
+  }
   return CheckAllStatic(graph);
 }
 

@@ -90,6 +90,12 @@ TEST(DynamicShapes, PipelineKeepsUnknownDimsAndDefersThePlan) {
   EXPECT_EQ(g->arena_size, 0);
   EXPECT_EQ(g->inputs[0]->ShapeString(), "[N,4]");
   EXPECT_FALSE(g->outputs[0]->IsStatic());
+  // Probing recovers the fixed dim and the name of the varying one, also through
+  // the Reshape whose target is computed from Shape().
+  EXPECT_EQ(g->outputs[0]->ShapeString(), "[N,3]");
+  // ... but nothing downstream of N became a constant.
+  for (auto& n : g->nodes())
+    for (Value* out : n->outputs) EXPECT_FALSE(out && out->IsConstant()) << out->name;
   for (auto& v : g->values()) EXPECT_EQ(v->arena_offset, -1) << v->name;
   // The same graph without allow_dynamic is refused as before.
   auto s = MlpGraph();
@@ -281,6 +287,44 @@ TEST(DynamicShapes, WriterRefusesUnknownDimsWhereTheyCannotBe) {
   bytes = SerializeOm(*g, {}, w);
   ASSERT_FALSE(bytes.ok());
   EXPECT_NE(bytes.status().message().find("rank is unknown"), std::string::npos) << bytes.status().message();
+}
+
+}  // namespace
+}  // namespace oc
+
+#include <atomic>
+#include <thread>
+
+namespace oc {
+namespace {
+
+TEST(DynamicShapes, ConcurrentRunsAtManyShapesShareOneCache) {
+  auto g = CompileDynamic();
+  ShapeSpecializer spec(g, {}, 3);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::vector<float> y;
+      for (int run = 0; run < 150; ++run) {
+        const int64_t n = 1 + (run * 5 + t * 3) % 9;
+        std::vector<float> x = Pattern(n * kIn, -2, 2, static_cast<uint32_t>(run * 4 + t));
+        if (!RunAt(spec, n, &y, x).ok()) {
+          ++failures;
+          continue;
+        }
+        std::vector<float> want = Reference(x, n);
+        for (size_t i = 0; i < want.size(); ++i)
+          if (std::abs(y[i] - want[i]) > 1e-5f) {
+            ++failures;
+            break;
+          }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_LE(spec.cached(), 3u);
 }
 
 }  // namespace

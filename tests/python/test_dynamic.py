@@ -212,6 +212,7 @@ def test_atc_mode6_summary_shows_unknown_dims(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "format version:   2" in proc.stdout
     assert "x: float32 [N,16]" in proc.stdout
+    assert "y: float32 [N,5]" in proc.stdout  # recovered by probing
     assert "planned at run time" in proc.stdout
 
 
