@@ -334,3 +334,33 @@ def test_low_precision_roundtrip(qtype, saturate):
     got = run_ours(m, {"x": x})[0]
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     np.testing.assert_array_equal(np.nan_to_num(got), np.nan_to_num(want))
+
+
+@pytest.mark.parametrize("xs,ws,attrs", [
+    ((2, 3, 20), (5, 3, 4), {"pads": [2, 1], "strides": [3]}),                 # 1-D
+    ((1, 4, 5, 6, 7), (6, 2, 2, 3, 2), {"group": 2, "pads": [1, 0, 1, 0, 1, 1]}),  # 3-D, grouped
+])
+def test_conv_integer_1d_3d(xs, ws, attrs):
+    x, w = q8(xs, np.uint8), q8(ws, np.uint8)
+    m = make_model([helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], **attrs)], [("x", x)], ["y"],
+                   [("w", w), ("zx", np.uint8(200)), ("zw", np.uint8(3))], opset=10)
+    check(m, {"x": x})
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((70,), (70, 9)), ((3, 70), (70,)), ((2, 1, 4, 70), (3, 70, 5))])
+def test_matmul_integer_1d_and_broadcast(a_shape, b_shape):
+    a, b = q8(a_shape, np.uint8), q8(b_shape, np.int8)
+    m = make_model([helper.make_node("MatMulInteger", ["a", "b", "za"], ["y"])], [("a", a), ("b", b)], ["y"],
+                   [("za", np.uint8(100))], opset=10)
+    check(m, {"a": a, "b": b})
+
+
+def test_quantize_negative_axis_and_int16_saturation():
+    x = (R.standard_normal((3, 4, 5)) * 1e4).astype(np.float32)
+    x[0, 0, 0], x[0, 0, 1] = 1e9, -1e9
+    s = np.array([0.01, 0.5, 1.0, 2.0, 0.1], np.float32)
+    z = np.array([0, -5, 7, 100, -32768], np.int16)
+    m = make_model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=-1),
+                    helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=-1)],
+                   [("x", x)], ["q", "y"], [("s", s), ("z", z)])
+    check(m, {"x": x})
