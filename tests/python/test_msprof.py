@@ -286,6 +286,22 @@ def test_profiling_off_writes_nothing(model, tmp_path):
     assert not glob.glob(str(tmp_path / "**" / "PROF_*"), recursive=True)
 
 
+def test_msprof_switches_select_the_data(model, tmp_path):
+    m, om = model
+    app = acl_models.app_path("acl_prof_app")
+    run([MSPROF, f"--output={tmp_path / 'a'}", "--task-time=off", app, om, 1])
+    d, ts = prof_dir(tmp_path / "a")
+    assert read_csv(os.path.join(d, f"op_summary_{ts}.csv")) == []
+    assert any(a["API Name"] == "aclmdlExecute" for a in read_csv(os.path.join(d, f"api_statistic_{ts}.csv")))
+    proc = run([MSPROF, f"--output={tmp_path / 'b'}", "--ascendcl=off", "--aic-metrics=PipeUtilization", app, om, 1])
+    assert "--aic-metrics has no effect" in proc.stderr
+    d, ts = prof_dir(tmp_path / "b")
+    assert read_csv(os.path.join(d, f"op_summary_{ts}.csv"))
+    assert not [a for a in read_csv(os.path.join(d, f"api_statistic_{ts}.csv")) if a["Level"] == "AscendCL"]
+    bad = subprocess.run([MSPROF, "--ascendcl=maybe", app], capture_output=True, text=True)
+    assert bad.returncode == 2 and "must be on or off" in bad.stderr
+
+
 def test_msprof_rejects_a_program_without_ascendcl(tmp_path):
     proc = subprocess.run([MSPROF, f"--output={tmp_path}", "--application=/bin/true"], capture_output=True, text=True)
     assert proc.returncode != 0 and "no profiling data" in proc.stderr

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,19 @@ const char kUsage[] =
     "  --output=DIR         where PROF_<timestamp>/ is created (default: the current directory)\n"
     "  --ascendcl=on|off    AscendCL API call times (default on)\n"
     "  --task-time=on|off   per-node execution times (default on)\n"
+    "  CANN's hardware-counter switches (--aic-metrics, --aicpu, --l2, --hccl, --sys-*, ...)\n"
+    "  are accepted and ignored: the CPU device has no such counters.\n"
     "  --help               this text\n"
     "See docs/profiling.md for the meaning of every column.\n";
+
+// CANN msprof switches that select data this device does not have (hardware
+// counters, AI CPU, collectives, system sampling): accepted, with a warning,
+// so existing command lines keep working.
+const char* const kNoEffect[] = {"--aic-metrics", "--ai-core", "--aicpu", "--l2", "--hccl", "--runtime-api",
+                                 "--model-execution", "--sys-hardware-mem", "--sys-cpu-profiling",
+                                 "--sys-profiling", "--sys-pid-profiling", "--sys-io-profiling",
+                                 "--sys-interconnection-profiling", "--dvpp-profiling", "--host-sys",
+                                 "--msproftx", "--training-trace", "--type"};
 
 bool OnOff(const std::string& v, bool* out) {
   if (v == "on") *out = true;
@@ -85,6 +97,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "[ERROR] %s must be on or off, got '%s'\n", key.c_str(), value.c_str());
         return 2;
       }
+    } else if (std::find_if(std::begin(kNoEffect), std::end(kNoEffect),
+                            [&](const char* k) { return key == k; }) != std::end(kNoEffect)) {
+      std::fprintf(stderr, "[WARNING] %s has no effect on the CPU device (no such counters); ignored\n",
+                   key.c_str());
     } else {
       std::fprintf(stderr, "[ERROR] unknown option '%s' (see --help)\n", key.c_str());
       return 2;
