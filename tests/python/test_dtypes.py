@@ -56,6 +56,7 @@ def driver():
     w = DriverWorker(DRIVER, out, timeout=120, threads=2)
     yield w, out
     w.close()
+    shutil.rmtree(out, ignore_errors=True)
 
 
 def run_and_read(driver, model, feeds):
