@@ -5,6 +5,13 @@
  *   (one data input, one output). Reads DIR/input_0.bin (batch 4), selects gear
  *   4 with aclmdlSetDynamicBatchSize, executes, writes DIR/output_0.bin with the
  *   bytes of the batch-4 output, and checks every new entry point's misuse.
+ * Usage: acl_dynamic hw MODEL.om
+ *   MODEL.om was compiled with --dynamic_image_size="16,16;24,40": checks the
+ *   gear queries and the misuse of aclmdlSetDynamicHWSize.
+ * Usage: acl_dynamic dims MODEL.om
+ *   MODEL.om was compiled with --input_shape="data:1,-1,4;mask:-1,-1"
+ *   --dynamic_dims="3,3,3;5,5,5": checks aclmdlGetInputDynamicGearCount /
+ *   aclmdlGetInputDynamicDims and the misuse of aclmdlSetInputDynamicDims.
  * Usage: acl_dynamic shape MODEL.om DIR N1 N2
  *   MODEL.om has one input x[N, K] with N unknown (-1) and one output. Runs at
  *   N1 and then at N2 in this one process (shapes set with
@@ -150,6 +157,103 @@ static int Gear(const char* model_path, const char* dir) {
   return 0;
 }
 
+/* A dataset with one device buffer per model input (sizes from the desc). */
+static aclmdlDataset* InputsFor(aclmdlDesc* desc, void** dev, size_t n) {
+  aclmdlDataset* ds = aclmdlCreateDataset();
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    size_t bytes = aclmdlGetInputSizeByIndex(desc, i);
+    if (aclrtMalloc(&dev[i], bytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return NULL;
+    aclrtMemset(dev[i], bytes, 0, bytes);
+    aclmdlAddDatasetBuffer(ds, aclCreateDataBuffer(dev[i], bytes));
+  }
+  return ds;
+}
+
+static void FreeInputs(aclmdlDataset* ds, void** dev, size_t n) {
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    aclDestroyDataBuffer(aclmdlGetDatasetBuffer(ds, i));
+    aclrtFree(dev[i]);
+  }
+  aclmdlDestroyDataset(ds);
+}
+
+static int Hw(const char* model_path) {
+  uint32_t id = 0;
+  aclmdlDesc* desc = aclmdlCreateDesc();
+  aclmdlHW hw;
+  aclmdlBatch batch;
+  aclmdlIODims dims;
+  size_t dyn = 99, gears = 9;
+  void* dev[2] = {0};
+  aclmdlDataset* in;
+  REQUIRE_OK(aclmdlLoadFromFile(model_path, &id));
+  REQUIRE_OK(aclmdlGetDesc(desc, id));
+  EXPECT_OK(aclmdlGetDynamicHW(desc, (size_t)-1, &hw));
+  EXPECT_TRUE(hw.hwCount == 2 && hw.hw[0][0] == 16 && hw.hw[0][1] == 16 && hw.hw[1][0] == 24 && hw.hw[1][1] == 40);
+  EXPECT_OK(aclmdlGetDynamicBatch(desc, &batch));
+  EXPECT_TRUE(batch.batchCount == 0);
+  EXPECT_OK(aclmdlGetInputDynamicGearCount(desc, (size_t)-1, &gears));
+  EXPECT_TRUE(gears == 0);
+  EXPECT_CODE(aclmdlGetDynamicHW(NULL, 0, &hw), ACL_ERROR_INVALID_PARAM);
+  REQUIRE_OK(aclmdlGetInputIndexByName(desc, ACL_DYNAMIC_TENSOR_NAME, &dyn));
+  in = InputsFor(desc, dev, 2);
+  REQUIRE_OK(in ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC);
+  EXPECT_CODE(aclmdlSetDynamicHWSize(id, in, dyn, 40, 24), ACL_ERROR_INVALID_PARAM);  /* h and w swapped */
+  EXPECT_MSG_HAS("not a gear");
+  EXPECT_CODE(aclmdlSetDynamicBatchSize(id, in, dyn, 1), ACL_ERROR_INVALID_PARAM);
+  EXPECT_MSG_HAS("aclmdlSetDynamicHWSize");
+  EXPECT_OK(aclmdlSetDynamicHWSize(id, in, dyn, 24, 40));
+  EXPECT_OK(aclmdlGetCurOutputDims(desc, 0, &dims));
+  EXPECT_TRUE(dims.dimCount >= 1);
+  FreeInputs(in, dev, 2);
+  aclmdlDestroyDesc(desc);
+  EXPECT_OK(aclmdlUnload(id));
+  return 0;
+}
+
+static int Dims(const char* model_path) {
+  uint32_t id = 0;
+  aclmdlDesc* desc = aclmdlCreateDesc();
+  aclmdlIODims gear[2], wrong;
+  aclmdlHW hw;
+  size_t dyn = 99, gears = 0, i;
+  void* dev[3] = {0};
+  aclmdlDataset* in;
+  static const int64_t want0[] = {1, 3, 4, 3, 3};
+  REQUIRE_OK(aclmdlLoadFromFile(model_path, &id));
+  REQUIRE_OK(aclmdlGetDesc(desc, id));
+  EXPECT_OK(aclmdlGetInputDynamicGearCount(desc, (size_t)-1, &gears));
+  EXPECT_TRUE(gears == 2);
+  EXPECT_CODE(aclmdlGetInputDynamicDims(desc, (size_t)-1, gear, 3), ACL_ERROR_INVALID_PARAM);
+  EXPECT_MSG_HAS("gearCount");
+  EXPECT_OK(aclmdlGetInputDynamicDims(desc, (size_t)-1, gear, 2));
+  /* Gear 0: data(1,3,4) + mask(3,3), one after another. */
+  EXPECT_TRUE(gear[0].dimCount == 5);
+  for (i = 0; i < 5 && i < gear[0].dimCount; ++i) EXPECT_TRUE(gear[0].dims[i] == want0[i]);
+  EXPECT_TRUE(gear[1].dimCount == 5 && gear[1].dims[1] == 5 && gear[1].dims[4] == 5);
+  EXPECT_OK(aclmdlGetDynamicHW(desc, 0, &hw));
+  EXPECT_TRUE(hw.hwCount == 0);
+  REQUIRE_OK(aclmdlGetInputIndexByName(desc, ACL_DYNAMIC_TENSOR_NAME, &dyn));
+  EXPECT_TRUE(dyn == 2);
+  in = InputsFor(desc, dev, 3);
+  REQUIRE_OK(in ? ACL_SUCCESS : ACL_ERROR_BAD_ALLOC);
+  wrong = gear[0];
+  wrong.dims[4] = 4;
+  EXPECT_CODE(aclmdlSetInputDynamicDims(id, in, dyn, &wrong), ACL_ERROR_INVALID_PARAM);
+  EXPECT_MSG_HAS("not a gear");
+  wrong.dimCount = ACL_MAX_DIM_CNT + 1;
+  EXPECT_CODE(aclmdlSetInputDynamicDims(id, in, dyn, &wrong), ACL_ERROR_INVALID_PARAM);
+  EXPECT_CODE(aclmdlSetDynamicHWSize(id, in, dyn, 3, 3), ACL_ERROR_INVALID_PARAM);
+  EXPECT_MSG_HAS("aclmdlSetInputDynamicDims");
+  EXPECT_OK(aclmdlSetInputDynamicDims(id, in, dyn, &gear[1]));
+  FreeInputs(in, dev, 3);
+  aclmdlDestroyDesc(desc);
+  EXPECT_OK(aclmdlUnload(id));
+  return 0;
+}
+
 static int RunAt(uint32_t id, aclmdlDesc* desc, const char* dir, int64_t n) {
   aclmdlIODims in_dims, cur;
   aclmdlDataset* in = aclmdlCreateDataset();
@@ -240,14 +344,16 @@ static int Shape(const char* model_path, const char* dir, int64_t n1, int64_t n2
 int main(int argc, char** argv) {
   aclrtContext ctx = NULL;
   int rc;
-  if (argc < 4) {
-    fprintf(stderr, "usage: acl_dynamic gear MODEL.om DIR | acl_dynamic shape MODEL.om DIR N1 N2\n");
+  if (argc < 3 || (argc < 4 && strcmp(argv[1], "hw") != 0 && strcmp(argv[1], "dims") != 0)) {
+    fprintf(stderr, "usage: acl_dynamic gear MODEL.om DIR | hw MODEL.om | dims MODEL.om | shape MODEL.om DIR N1 N2\n");
     return 2;
   }
   REQUIRE_OK(aclInit(NULL));
   REQUIRE_OK(aclrtSetDevice(0));
   REQUIRE_OK(aclrtCreateContext(&ctx, 0));
   if (strcmp(argv[1], "gear") == 0) rc = Gear(argv[2], argv[3]);
+  else if (strcmp(argv[1], "hw") == 0) rc = Hw(argv[2]);
+  else if (strcmp(argv[1], "dims") == 0) rc = Dims(argv[2]);
   else if (strcmp(argv[1], "shape") == 0 && argc >= 6) rc = Shape(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
   else rc = 2;
   aclrtDestroyContext(ctx);

@@ -173,6 +173,8 @@ def test_dynamic_image_size_through_msame(tmp_path):
         (ref,) = oc_harness.ort_run(m, {"x": x})
         outs = msame(om, [x], tmp_path / f"{h}x{w}", "--dymHW", f"{h},{w}")
         oc_harness.assert_close(outs[0], ref, rtol=1e-4, atol=1e-5, what=f"{h}x{w}")
+    proc = subprocess.run([acl_models.app_path("acl_dynamic"), "hw", om], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "PASS" in proc.stdout, proc.stdout + proc.stderr
 
 
 def test_dynamic_dims_through_msame(tmp_path):
@@ -184,6 +186,11 @@ def test_dynamic_dims_through_msame(tmp_path):
         (ref,) = oc_harness.ort_run(m, {"data": data, "mask": mask})
         outs = msame(om, [data, mask], tmp_path / f"t{t}", "--dymDims", f"data:1,{t},4;mask:{t},{t}")
         oc_harness.assert_close(outs[0], ref, rtol=1e-4, atol=1e-5, what=f"T={t}")
+    proc = subprocess.run([acl_models.app_path("acl_dynamic"), "dims", om], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and "PASS" in proc.stdout, proc.stdout + proc.stderr
+    _, proc = oc_harness.msame_run(om, [f32(1, 4, 4), f32(4, 4)], str(tmp_path),
+                                   extra=["--dymDims", "data:1,4,4;mask:4,4"], check=False)
+    assert proc.returncode != 0 and "not a gear" in proc.stderr, proc.stderr
 
 
 @pytest.mark.parametrize("flags,fragment", [
