@@ -115,14 +115,20 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const S
   if (!exe.ok() && exe.status().code() == StatusCode::kNotSupported) return std::shared_ptr<const Executable>();
   if (!exe.ok()) return exe.status();
   // Learn the packing of nodes the .om had none for, once per node name: later
-  // shapes then skip repacking the same weights.
+  // shapes then skip repacking the same weights. (Export copies every kernel's
+  // packed bytes, so it is asked only when a node is new.)
   std::vector<std::vector<uint8_t>> exported;
+  bool exported_once = false;
   for (size_t i = 0; i < g->nodes().size(); ++i) {
-    if (!prepacked[i].empty()) continue;
-    if (exported.empty()) exported = (*exe)->ExportPrepacked();
+    const std::string& name = g->nodes()[i]->name;
+    if (!prepacked[i].empty() || !asked_.insert(name).second) continue;
+    if (!exported_once) {
+      exported = (*exe)->ExportPrepacked();
+      exported_once = true;
+    }
     if (i < exported.size() && !exported[i].empty()) {
       learnt_.push_back(std::move(exported[i]));
-      packed_[g->nodes()[i]->name] = learnt_.back();
+      packed_[name] = learnt_.back();
     }
   }
   ++specializations_;

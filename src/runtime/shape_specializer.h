@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -90,6 +91,7 @@ class ShapeSpecializer {
   // bytes' layout and repack when they do not fit).
   std::map<std::string, std::span<const uint8_t>> packed_;
   std::list<std::vector<uint8_t>> learnt_;  // owns bytes that packed_ points into
+  std::set<std::string> asked_;              // nodes whose packing was looked for once
 
   mutable std::mutex mu_;
   std::list<Entry> entries_;  // most recently used first
