@@ -72,7 +72,9 @@ ACL_FUNC_VISIBILITY aclError aclmdlLoadFromMem(const void *model, size_t modelSi
  * file (shared by all executions), so `weightPtr` is accepted but not used; if
  * given, weightSize must be at least the reported weight size.
  * ACL_ERROR_INVALID_PARAM for NULL arguments, a too-small size, or workPtr not
- * 64-byte aligned or not device memory; otherwise as aclmdlLoadFromFile. */
+ * 64-byte aligned or not device memory; ACL_ERROR_FEATURE_UNSUPPORTED for a
+ * model with dynamic shapes (its work memory depends on the shapes it runs at;
+ * aclmdlQuerySize reports 0 for it); otherwise as aclmdlLoadFromFile. */
 ACL_FUNC_VISIBILITY aclError aclmdlLoadFromFileWithMem(const char *modelPath, uint32_t *modelId, void *workPtr,
                                                        size_t workSize, void *weightPtr, size_t weightSize);
 /* As aclmdlLoadFromFileWithMem from memory (copied). */
