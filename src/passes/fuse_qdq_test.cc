@@ -61,6 +61,7 @@ TEST(PassFuseQdq, ConvWithBiasBecomesQLinearConv) {
   if (!testing::Registered("QLinearConv")) GTEST_SKIP() << "QLinearConv not registered";
   QdqConv t(false, 100);
   ASSERT_TRUE(RunFuseQdq(t.g, {}).ok());
+  EXPECT_TRUE(t.g.Verify().ok()) << t.g.Verify().ToString();  // before DCE too (verify_each_pass)
   ASSERT_TRUE(RunDeadCodeElimination(t.g, {}).ok());
   EXPECT_EQ(OpSequence(t.g), (std::vector<std::string>{"QLinearConv"}));
   const Node& n = *t.g.nodes()[0];
