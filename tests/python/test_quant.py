@@ -364,3 +364,62 @@ def test_quantize_negative_axis_and_int16_saturation():
                     helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=-1)],
                    [("x", x)], ["q", "y"], [("s", s), ("z", z)])
     check(m, {"x": x})
+
+
+# --- models from onnxruntime's quantization tool (what users bring)
+
+def _float_cnn():
+    def init(name, shape, s=0.2):
+        return numpy_helper.from_array((R.standard_normal(shape) * s).astype(np.float32), name)
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c2"], ["r2"]),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["c3"], group=16),
+             helper.make_node("GlobalAveragePool", ["c3"], ["g"]),
+             helper.make_node("Flatten", ["g"], ["f"]),
+             helper.make_node("MatMul", ["f", "wf"], ["y"])]
+    g = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+                          [init("w1", (8, 3, 3, 3)), init("b1", (8,)), init("w2", (16, 8, 3, 3)), init("b2", (16,)),
+                           init("w3", (16, 1, 1, 1)), init("b3", (16,)), init("wf", (16, 10))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+def test_ort_quantize_static_qdq_model(tmp_path):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter([{"x": R.standard_normal((1, 3, 16, 16)).astype(np.float32)} for _ in range(8)])
+
+        def get_next(self):
+            return next(self.it, None)
+
+    onnx.save(_float_cnn(), str(tmp_path / "f.onnx"))
+    quantize_static(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"), Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    model = onnx.load(str(tmp_path / "q.onnx"))
+    y_scale = [numpy_helper.to_array(i) for i in model.graph.initializer
+               if i.name == model.graph.node[-1].input[1]][0]
+    x = R.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    profile = {}
+    got = run_ours(model, {"x": x}, profile)[0]
+    assert profile.get("QLinearConv", 0) == 3 and profile.get("QLinearMatMul", 0) == 1, profile
+    for want in (run_ort(model, {"x": x})[0], run_ort(model, {"x": x}, optimize=False)[0]):
+        assert np.abs(got - want).max() <= float(y_scale) * 1.001, np.abs(got - want).max()
+
+
+def test_ort_quantize_dynamic_model(tmp_path):
+    # DynamicQuantizeLinear -> ConvInteger / MatMulInteger -> Cast -> Mul (scales) -> Add (bias).
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    onnx.save(_float_cnn(), str(tmp_path / "f.onnx"))
+    quantize_dynamic(str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx"), weight_type=QuantType.QInt8,
+                     op_types_to_quantize=["Conv", "MatMul"])
+    model = onnx.load(str(tmp_path / "q.onnx"))
+    assert {"ConvInteger", "MatMulInteger", "DynamicQuantizeLinear"} <= {n.op_type for n in model.graph.node}
+    x = R.standard_normal((1, 3, 16, 16)).astype(np.float32)
+    check(model, {"x": x}, rtol=1e-5, atol=1e-5)
