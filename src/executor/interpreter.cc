@@ -6,6 +6,7 @@
 #include <new>
 
 #include "executor/interpreter_ops.h"
+#include "ops/cpu/cast_util.h"
 #include "ops/op_registry.h"
 
 namespace oc {
@@ -244,15 +245,63 @@ Expected<std::shared_ptr<CachedKernel>> Specialise(const Node& node, const OpDef
   return entry;
 }
 
+Status RunKernelTensors(const Node& node, InterpreterNodeCache& cache, std::vector<const HostTensor*>& tensors,
+                        std::vector<RtValue>& outs, ThreadPool& pool);
+
+bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBFloat16; }
+
+HostTensor ConvertHalf(const HostTensor& t, DataType to) {
+  HostTensor out = HostTensor::Allocate(to, t.shape);
+  const int64_t n = t.NumElements();
+  if (to == DataType::kFloat32) {
+    const uint16_t* src = t.data.as<uint16_t>();
+    float* dst = reinterpret_cast<float*>(out.data.mutable_data());
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = t.dtype == DataType::kFloat16 ? ew::HalfToFloat(src[i]) : ew::BFloat16ToFloat(src[i]);
+  } else {
+    const float* src = t.data.as<float>();
+    uint16_t* dst = reinterpret_cast<uint16_t*>(out.data.mutable_data());
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = to == DataType::kFloat16 ? ew::FloatToHalf(src[i]) : ew::FloatToBFloat16(src[i]);
+  }
+  return out;
+}
+
 Status RunKernelNode(const Node& node, InterpreterNodeCache& cache, std::span<const RtValue* const> ins,
                      std::vector<RtValue>& outs, ThreadPool& pool) {
   std::vector<const HostTensor*> tensors(ins.size(), nullptr);
+  // float16/bfloat16 inputs the kernel does not take run in float32, and the
+  // float32 results go back to that type: what legalize-types does at compile
+  // time (rounding to nearest even, as the reference does after computing in
+  // float32).
+  std::vector<HostTensor> widened;
+  widened.reserve(ins.size());
+  DataType half = DataType::kUndefined;
   for (size_t i = 0; i < ins.size(); ++i) {
     if (!ins[i]) continue;
     if (!ins[i]->is_tensor())
       return InvalidArgument(node.Describe(), ": input ", i, " must be a tensor, got ", ins[i]->Describe());
     tensors[i] = &ins[i]->tensor;
+    if (IsHalf(tensors[i]->dtype) && !KernelTakesType(*cache.def, tensors[i]->dtype)) {
+      half = tensors[i]->dtype;
+      widened.push_back(ConvertHalf(*tensors[i], DataType::kFloat32));
+      tensors[i] = &widened.back();
+    }
   }
+  if (half != DataType::kUndefined) {
+    OC_RETURN_IF_ERROR(RunKernelTensors(node, cache, tensors, outs, pool));
+    for (RtValue& o : outs)
+      if (o.is_tensor() && o.tensor.dtype == DataType::kFloat32) {
+        o.tensor = ConvertHalf(o.tensor, half);
+        o.elem_dtype = half;
+      }
+    return Status::Ok();
+  }
+  return RunKernelTensors(node, cache, tensors, outs, pool);
+}
+
+Status RunKernelTensors(const Node& node, InterpreterNodeCache& cache, std::vector<const HostTensor*>& tensors,
+                        std::vector<RtValue>& outs, ThreadPool& pool) {
   std::shared_ptr<CachedKernel> entry;
   Status first_error;
   {
