@@ -169,13 +169,15 @@ class AttentionKernel final : public Kernel {
     v_bytes_ = sizeof(T) * g_.batch * g_.kv_heads * total * g_.v_dim;
   }
 
-  void set_has_past(bool has_past) { has_past_ = has_past; }
-
-  size_t ScratchBytes() const override {
-    // Room for past ++ new when the present outputs are not wanted.
-    size_t cat = has_past_ ? Align(k_bytes_) + Align(v_bytes_) : 0;
-    return plan_.ScratchBytes() + cat;
+  // With past inputs, past ++ new goes to the present outputs, or to scratch
+  // for an output the model does not take.
+  void set_past(bool has_past, bool present_k, bool present_v) {
+    has_past_ = has_past;
+    k_scratch_ = has_past && !present_k ? Align(k_bytes_) : 0;
+    v_scratch_ = has_past && !present_v ? Align(v_bytes_) : 0;
   }
+
+  size_t ScratchBytes() const override { return plan_.ScratchBytes() + k_scratch_ + v_scratch_; }
 
   Status Run(const KernelIO& io) override {
     attn::Params p = p_;
@@ -186,8 +188,8 @@ class AttentionKernel final : public Kernel {
     T* present_v = static_cast<T*>(OutputOrNull(io, 2));
     char* cat_scratch = static_cast<char*>(io.scratch) + plan_.ScratchBytes();
     if (has_past_) {
-      T* kc = present_k ? present_k : reinterpret_cast<T*>(cat_scratch);
-      T* vc = present_v ? present_v : reinterpret_cast<T*>(cat_scratch + Align(k_bytes_));
+      T* kc = k_scratch_ ? reinterpret_cast<T*>(cat_scratch) : present_k;
+      T* vc = v_scratch_ ? reinterpret_cast<T*>(cat_scratch + k_scratch_) : present_v;
       Concat(kc, io.in<T>(4), g_.past, k, k_in_, g_.batch, g_.kv_heads, g_.kv_new, g_.head_dim);
       Concat(vc, io.in<T>(5), g_.past, v, v_in_, g_.batch, g_.kv_heads, g_.kv_new, g_.v_dim);
       p.k = k_cat_;
@@ -216,6 +218,7 @@ class AttentionKernel final : public Kernel {
   attn::Plan plan_;
   attn::HeadView k_in_, v_in_, k_cat_, v_cat_;
   size_t k_bytes_ = 0, v_bytes_ = 0;
+  size_t k_scratch_ = 0, v_scratch_ = 0;
   bool has_past_ = false;
 };
 
@@ -304,7 +307,7 @@ Expected<KernelPtr> MakeAttention(const KernelInit& init) {
   OC_RETURN_IF_ERROR(SetMaskView(n, g, p));
   const bool qk = n.output(3) != nullptr;
   auto finish = [&](auto* kernel) -> Expected<KernelPtr> {
-    kernel->set_has_past(g.past > 0 || n.input(4) != nullptr);
+    kernel->set_past(n.input(4) != nullptr, n.output(1) != nullptr, n.output(2) != nullptr);
     return KernelPtr(kernel);
   };
   switch (t) {
