@@ -267,6 +267,35 @@ HostTensor ConvertHalf(const HostTensor& t, DataType to) {
   return out;
 }
 
+// The output types the op gives for its original (half) inputs, from its infer
+// function: which float32 results go back to a half type (LayerNormalization's
+// Mean/InvStdDev stay float32, for one). Empty when inference needs more than
+// types and shapes; then every float32 result goes back.
+std::vector<DataType> HalfOutputTypes(const Node& node, const OpDef& def, std::span<const RtValue* const> ins) {
+  Node spec(node);
+  std::vector<std::unique_ptr<Value>> vals;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (!ins[i]) { spec.inputs[i] = nullptr; continue; }
+    auto v = std::make_unique<Value>();
+    v->dtype = ins[i]->tensor.dtype;
+    v->has_shape = true;
+    v->shape = ins[i]->tensor.shape;
+    v->dim_params.assign(v->shape.size(), "");
+    if (node.inputs[i] && node.inputs[i]->constant) v->constant = ins[i]->tensor.data;
+    spec.inputs[i] = v.get();
+    vals.push_back(std::move(v));
+  }
+  for (auto& o : spec.outputs) {
+    if (!o) continue;
+    vals.push_back(std::make_unique<Value>());
+    o = vals.back().get();
+  }
+  std::vector<DataType> types;
+  if (!def.infer(spec).ok()) return types;
+  for (const Value* o : spec.outputs) types.push_back(o ? o->dtype : DataType::kUndefined);
+  return types;
+}
+
 Status RunKernelNode(const Node& node, InterpreterNodeCache& cache, std::span<const RtValue* const> ins,
                      std::vector<RtValue>& outs, ThreadPool& pool) {
   std::vector<const HostTensor*> tensors(ins.size(), nullptr);
@@ -289,12 +318,16 @@ Status RunKernelNode(const Node& node, InterpreterNodeCache& cache, std::span<co
     }
   }
   if (half != DataType::kUndefined) {
+    std::vector<DataType> want = HalfOutputTypes(node, *cache.def, ins);
     OC_RETURN_IF_ERROR(RunKernelTensors(node, cache, tensors, outs, pool));
-    for (RtValue& o : outs)
-      if (o.is_tensor() && o.tensor.dtype == DataType::kFloat32) {
-        o.tensor = ConvertHalf(o.tensor, half);
-        o.elem_dtype = half;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      RtValue& o = outs[k];
+      DataType to = k < want.size() ? want[k] : half;
+      if (o.is_tensor() && o.tensor.dtype == DataType::kFloat32 && IsHalf(to)) {
+        o.tensor = ConvertHalf(o.tensor, to);
+        o.elem_dtype = to;
       }
+    }
     return Status::Ok();
   }
   return RunKernelTensors(node, cache, tensors, outs, pool);
