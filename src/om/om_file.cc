@@ -361,10 +361,13 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
       data_off = blob.Add(v.constant->data(), data_size);
     }
     auto name = b.CreateString(v.name);
-    auto shape = b.CreateVector(v.shape);
+    // A value of unknown rank may still carry stale dims (from the model's
+    // declared types): only has_shape says they mean anything.
+    auto shape = b.CreateVector(v.has_shape ? v.shape : std::vector<int64_t>());
     Offset<flatbuffers::Vector<int32_t>> dim_params = 0;
     bool any_param = false;
-    for (const std::string& p : v.dim_params) any_param |= !p.empty();
+    if (v.has_shape)
+      for (const std::string& p : v.dim_params) any_param |= !p.empty();
     if (any_param) dim_params = pool.Add(v.dim_params);
     values.push_back(fb::CreateValue(b, name, static_cast<int32_t>(v.dtype), shape, dim_params,
                                      kind, v.constant || dynamic ? -1 : v.arena_offset, data_off,

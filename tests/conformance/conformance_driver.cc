@@ -7,11 +7,18 @@
 //   oc_conformance_driver --list-ops          registry: "domain<TAB>op<TAB>min<TAB>max" lines
 //   oc_conformance_driver OUT_DIR             reads case folders from stdin, one a line
 //
+// With OC_CONFORMANCE_ALL_DYNAMIC=1 every model is compiled as if all its input
+// dims were unknown (CompileOptions::allow_dynamic, .om format version 2) and
+// specialised at each data set's shapes (runtime/shape_specializer.h), or run
+// by the interpreter where the shapes depend on data: a check of the dynamic-
+// shape path on every node test (ctest onnx_node_conformance_dynamic).
+//
 // For each case one line "@@RESULT {json}" goes to stdout (anything else a
 // kernel might print is ignored by the reader). A crash or hang is seen by the
 // parent, which restarts the driver.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <climits>
 #include <cstdio>
 #include <filesystem>
@@ -37,6 +44,7 @@
 #include "parser/onnx/onnx_parser.h"
 #include "parser/onnx/onnx_tensor.h"
 #include "passes/pipeline.h"
+#include "runtime/shape_specializer.h"
 
 namespace oc {
 namespace {
@@ -516,6 +524,105 @@ std::optional<Failure> RunInterpreted(const fs::path& case_dir, const fs::path& 
   return std::nullopt;
 }
 
+
+// OC_CONFORMANCE_ALL_DYNAMIC: the case with every input dim unknown at compile
+// time, then specialised (or interpreted) at the data's shapes.
+std::optional<Failure> RunCaseAsDynamic(const fs::path& case_dir, const fs::path& out_root, ThreadPool& pool) {
+  auto parsed = ParseOnnxFile((case_dir / "model.onnx").string(), {});
+  if (!parsed.ok()) return Failure{"parse", parsed.status()};
+  std::shared_ptr<Graph> graph(std::move(parsed).value());
+  for (Value* in : graph->inputs) {
+    if (!in->has_shape)
+      return Failure{"input", NotSupported("input '", in->name, "' has no rank: a dynamic model needs one")};
+    for (int64_t& d : in->shape) d = -1;
+  }
+  CompileOptions copts;
+  copts.allow_dynamic = true;
+  if (Status st = RunPipeline(*graph, copts); !st.ok()) return Failure{"compile", st};
+  std::vector<std::vector<uint8_t>> prepacked;
+  if (!IsDynamicGraph(*graph)) {  // no inputs, or none with dims
+    auto compiled = Executable::Create(graph);
+    if (!compiled.ok()) return Failure{"kernel", compiled.status()};
+    prepacked = (*compiled)->ExportPrepacked();
+  }
+  OmWriteOptions wopts;
+  wopts.target = HostTarget();
+  wopts.producer_version = OPENCANN_VERSION;
+  auto bytes = SerializeOm(*graph, prepacked, wopts);
+  if (!bytes.ok()) return Failure{"om", bytes.status()};
+  auto om = LoadOmMemory(bytes->data(), bytes->size(), true);
+  if (!om.ok()) return Failure{"om", om.status()};
+  const Graph& g = *om->graph;
+  ShapeSpecializer spec(om->graph, om->prepacked);
+  for (const fs::path& ds : DataSets(case_dir)) {
+    std::vector<onnx_parser::DecodedTensor> decoded;
+    std::vector<std::string> names;
+    for (const fs::path& f : Numbered(ds, "input_")) {
+      auto t = ReadTensorFile(f);
+      if (!t.ok()) return Failure{"input", t.status()};
+      auto d = onnx_parser::DecodeTensor(*t, ds.string(), "test input '" + f.filename().string() + "'");
+      if (!d.ok()) return Failure{"input", d.status()};
+      names.push_back(t->name());
+      decoded.push_back(std::move(*d));
+    }
+    ShapeSignature shapes;
+    std::vector<const void*> in_ptrs;
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      size_t k = std::find(names.begin(), names.end(), g.inputs[i]->name) - names.begin();
+      if (k == names.size()) k = i;
+      if (k >= decoded.size()) return Failure{"input", InvalidArgument("no data for input '", g.inputs[i]->name, "'")};
+      if (decoded[k].dtype != g.inputs[i]->dtype)
+        return Failure{"input", InvalidArgument("input '", g.inputs[i]->name, "': model expects ",
+                                                DataTypeName(g.inputs[i]->dtype), ", data is ",
+                                                DataTypeName(decoded[k].dtype))};
+      shapes.push_back(decoded[k].shape);
+      in_ptrs.push_back(decoded[k].data.data());
+    }
+    auto exe = spec.Get(shapes);
+    if (!exe.ok()) return Failure{"compile", exe.status()};
+    fs::path out_dir = out_root / case_dir.filename() / ds.filename();
+    std::error_code ec;
+    fs::create_directories(out_dir, ec);
+    if (!*exe) {  // data-dependent shapes
+      auto interp = spec.GetInterpreter();
+      if (!interp.ok()) return Failure{"kernel", interp.status()};
+      std::vector<RtValue> ins;
+      for (size_t i = 0; i < in_ptrs.size(); ++i) {
+        HostTensor t;
+        t.dtype = g.inputs[i]->dtype;
+        t.shape = shapes[i];
+        t.data = TensorData::View(nullptr, in_ptrs[i], t.ByteSize());
+        ins.push_back(RtValue::FromTensor(std::move(t)));
+      }
+      auto outs = (*interp)->Run(ins, pool);
+      if (!outs.ok()) return Failure{"run", outs.status()};
+      for (size_t i = 0; i < outs->size(); ++i) {
+        std::ofstream out(out_dir / ("output_" + std::to_string(i) + ".pb"), std::ios::binary | std::ios::trunc);
+        out << EncodeValue(g.outputs[i]->name, (*outs)[i]);
+        if (!out) return Failure{"output", IoError("cannot write output ", i)};
+      }
+      continue;
+    }
+    const Executable& e = **exe;
+    auto ctx = e.AcquireContext();
+    if (!ctx.ok()) return Failure{"load", ctx.status()};
+    std::vector<TensorData> outs;
+    std::vector<void*> out_ptrs;
+    for (size_t i = 0; i < e.num_outputs(); ++i) {
+      outs.push_back(TensorData::Allocate(static_cast<size_t>(std::max<int64_t>(e.output(i).ByteSize(), 1))));
+      out_ptrs.push_back(outs.back().mutable_data());
+    }
+    Status st = e.Run(**ctx, in_ptrs, out_ptrs, pool);
+    e.ReleaseContext(std::move(*ctx));
+    if (!st.ok()) return Failure{"run", st};
+    for (size_t i = 0; i < e.num_outputs(); ++i)
+      if (Status w = WriteOutput(out_dir / ("output_" + std::to_string(i) + ".pb"), e.output(i), outs[i].data());
+          !w.ok())
+        return Failure{"output", w};
+  }
+  return std::nullopt;
+}
+
 // True when the static path may fail for reasons the interpreter covers.
 bool WantsInterpreter(const fs::path& case_dir) {
   auto parsed = ParseOnnxFile((case_dir / "model.onnx").string(), {});
@@ -541,7 +648,9 @@ int Serve(const fs::path& out_root) {
     std::optional<Failure> f;
     std::vector<std::string> frozen;
     try {
-      f = RunCase(case_dir, out_root, pool, &frozen);
+      static const bool all_dynamic = std::getenv("OC_CONFORMANCE_ALL_DYNAMIC") != nullptr &&
+                                      std::string(std::getenv("OC_CONFORMANCE_ALL_DYNAMIC")) == "1";
+      f = all_dynamic ? RunCaseAsDynamic(case_dir, out_root, pool) : RunCase(case_dir, out_root, pool, &frozen);
       // A parse failure of the static path can come from --input_shape taken
       // from sequence data; WantsInterpreter parses without it.
       // Shapes that only the data decides (NonZero, Unique, NonMaxSuppression,
