@@ -83,6 +83,50 @@ __attribute__((target("sse4.2"))) uint32_t Crc32cSse42(const uint8_t* p, size_t 
   while (n--) c = _mm_crc32_u8(c, *p++);
   return c;
 }
+
+// The crc32 instruction has a latency of 3 cycles and a throughput of 1, so one
+// dependency chain runs at a third of the speed: three streams over adjacent
+// blocks of kStride bytes, joined by shifting a register over kStride zero
+// bytes. The raw register update is linear over GF(2), so that shift is an
+// xor of four per-byte tables, built once from the one-stream routine.
+constexpr size_t kStride = 4096;
+struct ShiftTables {
+  uint32_t t[4][256];
+  ShiftTables() {
+    static const uint8_t zeros[kStride] = {};
+    for (int k = 0; k < 4; ++k)
+      for (uint32_t b = 0; b < 256; ++b) t[k][b] = Crc32cSse42(zeros, kStride, b << (8 * k));
+  }
+  uint32_t Shift(uint32_t c) const {
+    return t[0][c & 0xFF] ^ t[1][(c >> 8) & 0xFF] ^ t[2][(c >> 16) & 0xFF] ^ t[3][c >> 24];
+  }
+};
+
+__attribute__((target("sse4.2"))) uint32_t Crc32cSse42x3(const uint8_t* p, size_t n, uint32_t c) {
+  if (n < 3 * kStride * 4) return Crc32cSse42(p, n, c);
+  static const ShiftTables shift;
+  while (n && (reinterpret_cast<uintptr_t>(p) & 7)) {
+    c = _mm_crc32_u8(c, *p++);
+    --n;
+  }
+  while (n >= 3 * kStride) {
+    uint64_t a = c, b = 0, d = 0;
+    for (size_t i = 0; i < kStride; i += 8) {
+      uint64_t va, vb, vd;
+      std::memcpy(&va, p + i, 8);
+      std::memcpy(&vb, p + kStride + i, 8);
+      std::memcpy(&vd, p + 2 * kStride + i, 8);
+      a = _mm_crc32_u64(a, va);
+      b = _mm_crc32_u64(b, vb);
+      d = _mm_crc32_u64(d, vd);
+    }
+    c = shift.Shift(shift.Shift(static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b)) ^
+        static_cast<uint32_t>(d);
+    p += 3 * kStride;
+    n -= 3 * kStride;
+  }
+  return Crc32cSse42(p, n, c);
+}
 #endif
 
 std::string IsaPart(std::string_view target, std::string_view* arch) {
@@ -110,7 +154,7 @@ uint32_t Crc32c(const void* data, size_t size, uint32_t crc) {
   uint32_t c = ~crc;
 #if defined(__x86_64__)
   static const bool hw = __builtin_cpu_supports("sse4.2");
-  if (hw) return ~Crc32cSse42(p, size, c);
+  if (hw) return ~Crc32cSse42x3(p, size, c);
 #endif
   return ~Crc32cSoftware(p, size, c);
 }
