@@ -65,6 +65,21 @@ const Ukernel& DefaultUkernel() {
   return *chosen;
 }
 
+const Ukernel& UkernelFor(int64_t m, int64_t n, int64_t k) {
+  const Ukernel& best = DefaultUkernel();
+  if (!best.amx || (m >= 16 && k >= 32)) return best;
+  static const Ukernel* fallback = [] {
+    const int cap = static_cast<int>(SelectedIsa());
+    for (const Ukernel& uk : kUkernels) {
+      if (uk.amx || (uk.isa != Isa::kScalar && uk.isa != Isa::kNeon && static_cast<int>(uk.isa) > cap)) continue;
+      if (Supported(uk)) return &uk;
+    }
+    return &kUkernels[std::size(kUkernels) - 1];
+  }();
+  (void)n;
+  return *fallback;
+}
+
 void PackA(const Ukernel& uk, const Matrix& a, int64_t k, int64_t r0, int64_t r1, uint8_t* dst,
            int32_t* row_sums) {
   const int mr = uk.mr;

@@ -75,6 +75,10 @@ std::span<const Ukernel> AllUkernels();
 bool Supported(const Ukernel& uk);
 // The best micro-kernel for SelectedIsa() (OPENCANN_ISA caps it) on this CPU.
 const Ukernel& DefaultUkernel();
+// The best one for an m x n x k product: AMX computes 32 rows and 64-deep
+// steps whatever the shape, so thin or shallow products (GEMV-like matmuls,
+// depthwise convolutions) take the best non-AMX kernel instead.
+const Ukernel& UkernelFor(int64_t m, int64_t n, int64_t k);
 
 inline int64_t PaddedK(const Ukernel& uk, int64_t k) { return (k + uk.k_align - 1) / uk.k_align * uk.k_align; }
 inline int64_t PackedABytes(const Ukernel& uk, int64_t m, int64_t k) {

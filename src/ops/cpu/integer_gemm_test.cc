@@ -176,6 +176,13 @@ TEST(IntegerGemm, PackedAMatchesLayoutFormula) {
 
 TEST(IntegerGemm, DefaultUkernelIsRunnable) {
   EXPECT_TRUE(Supported(DefaultUkernel())) << DefaultUkernel().name;
+  // Thin and shallow products avoid AMX's fixed 32-row, 64-deep steps.
+  for (auto [m, k] : {std::pair<int64_t, int64_t>{1, 768}, {64, 9}}) {
+    const Ukernel& uk = UkernelFor(m, 256, k);
+    EXPECT_TRUE(Supported(uk)) << uk.name;
+    EXPECT_FALSE(uk.amx) << uk.name << " for m=" << m << " k=" << k;
+  }
+  EXPECT_EQ(&UkernelFor(256, 256, 256), &DefaultUkernel());
 }
 
 }  // namespace

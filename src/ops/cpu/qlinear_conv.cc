@@ -141,7 +141,7 @@ class QConvKernel final : public Kernel {
     const int threads = std::max(1, init.max_threads);
     const int64_t products = g_.batch * g_.group;
     parallel_products_ = threads > 1 && products >= threads && mg_ * p_ * k_ < (int64_t{1} << 22);
-    const igemm::Ukernel& uk = igemm::DefaultUkernel();
+    const igemm::Ukernel& uk = igemm::UkernelFor(mg_, p_, k_);
     if (w.constant)
       packed_w_ = igemm::PackConstA(uk, {w.constant->data(), k_, w_type_ == DataType::kInt8}, mg_, k_, g_.group,
                                     mg_ * k_);

@@ -133,7 +133,7 @@ class QMatMulKernel final : public Kernel {
         }
       }
     }
-    const igemm::Ukernel& uk = igemm::DefaultUkernel();
+    const igemm::Ukernel& uk = igemm::UkernelFor(fold_m_, d_.n, d_.k);
     if (b.constant)
       packed_b_ = igemm::PackConstB(uk, {b.constant->data(), d_.n, b_type_ == DataType::kInt8}, d_.k, d_.n, b_count,
                                     d_.k * d_.n);
