@@ -531,9 +531,11 @@ def hf_whisper_encoder():
 GPT2_CFG = dict(n_layer=3, n_embd=256, n_head=4, vocab_size=1000, n_positions=128)
 
 
-def hf_gpt2_past(past=16):
+def hf_gpt2_past(past=16, shapes=None):
     """One decode step: input_ids of 1 token, past keys/values of `past`
-    positions per layer -> logits and the presents (past + 1 positions)."""
+    positions per layer -> logits and the presents (past + 1 positions).
+    With `shapes` [(batch, past), ...] batch and past length are symbolic (one
+    .om for the whole generation loop) and the step runs at each."""
     layers, heads, hd = GPT2_CFG["n_layer"], GPT2_CFG["n_head"], GPT2_CFG["n_embd"] // GPT2_CFG["n_head"]
     names = [f"past_{i}_{kv}" for i in range(layers) for kv in ("key", "value")]
 
@@ -560,16 +562,28 @@ def hf_gpt2_past(past=16):
         return (torch.randint(0, 1000, (1, 1)), torch.ones(1, past + 1, dtype=torch.int64),
                 *[torch.randn(1, heads, past, hd) for _ in names])
 
-    def feeds(model, rng):
-        f = {"input_ids": rng.integers(0, 1000, (1, 1)).astype(np.int64),
-             "attention_mask": np.ones((1, past + 1), np.int64)}
+    def step(rng, b, p):
+        f = {"input_ids": rng.integers(0, 1000, (b, 1)).astype(np.int64),
+             "attention_mask": np.ones((b, p + 1), np.int64)}
         for n in names:
-            f[n] = rng.standard_normal((1, heads, past, hd)).astype(np.float32)
+            f[n] = rng.standard_normal((b, heads, p, hd)).astype(np.float32)
         return f
+
+    def feeds(model, rng):
+        return [step(rng, b, p) for b, p in shapes] if shapes else step(rng, 1, past)
     outs = ["logits"] + [n.replace("past", "present") for n in names]
-    return Spec("hf_gpt2_past", "transformers", torch_export(module, example, ["input_ids", "attention_mask"] + names,
-                                                               outs), feeds,
-                note=f"decode step: 1 token + past {past}")
+    axes = None
+    if shapes:
+        axes = {"input_ids": {0: "batch"}, "attention_mask": {0: "batch", 1: "total"}, "logits": {0: "batch"}}
+        axes.update({n: {0: "batch", 2: "past"} for n in names})
+        axes.update({n: {0: "batch", 2: "total"} for n in outs[1:]})
+    spec = Spec("hf_gpt2_past" + ("_dynamic" if shapes else ""), "transformers" + (" (dynamic axes)" if shapes else ""),
+                torch_export(module, example, ["input_ids", "attention_mask"] + names, outs, dynamic_axes=axes),
+                feeds, note=f"decode step: 1 token + past {past}")
+    if shapes:
+        spec.dynamic = True
+        spec.note = "decode step, batch x past symbolic; run at " + ", ".join(f"{b}x{p}" for b, p in shapes)
+    return spec
 
 
 def hf_detr(size=320):
@@ -897,7 +911,7 @@ def all_specs():
     specs.append(hand("einsum_attention", einsum_attention, randn(1, 32, 64), ["input"]))
     specs += [hf("bert"), hf("distilbert"), hf("gpt2")]
     specs += [hf_gpt2_past(), hf_t5_encoder(), hf_t5_decoder(), hf_whisper_encoder(), hf_detr()]
-    specs += [hf_dynamic("bert"), hf_dynamic("gpt2")]
+    specs += [hf_dynamic("bert"), hf_dynamic("gpt2"), hf_gpt2_past(shapes=((1, 16), (2, 40)))]
     specs += [wheel_spec(name) for name in WHEEL_MODELS]
     specs.append(minilm_spec())
     return specs
