@@ -33,6 +33,10 @@ CpuFeatures Detect() {
       f.avx512bw = zmm && (b & (1u << 30));
       f.avx512vl = zmm && (b & (1u << 31));
       f.avx512_vnni = zmm && (c & (1u << 11));
+      const bool tiles = (xcr0 & 0x60000) == 0x60000;
+      f.amx_tile = tiles && (d & (1u << 24));
+      f.amx_bf16 = f.amx_tile && (d & (1u << 22));
+      f.amx_int8 = f.amx_tile && (d & (1u << 25));
       unsigned a1, b1, c1, d1;
       if (__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1)) f.avx512_bf16 = zmm && (a1 & (1u << 5));
     }

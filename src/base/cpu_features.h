@@ -16,6 +16,12 @@ struct CpuFeatures {
   bool avx512dq = false;
   bool avx512_bf16 = false;
   bool avx512_vnni = false;
+  // AMX units whose tile state the OS enables (XCR0 bits 17-18). Linux also
+  // wants a per-process arch_prctl(ARCH_REQ_XCOMP_PERM) before the first tile
+  // instruction: the AMX kernels ask for it themselves.
+  bool amx_tile = false;
+  bool amx_bf16 = false;
+  bool amx_int8 = false;
   bool neon = false;
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "executor/executable.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "passes/passes.h"
 
 namespace oc {
@@ -42,10 +43,11 @@ Status EvaluateIntoConstants(Node& node) {
 }
 
 static Status CheckPrecisionMode(const std::string& mode) {
-  if (mode == "force_fp32" || mode == "must_keep_origin_dtype") return Status::Ok();
+  if (mode == "force_fp32" || mode == "must_keep_origin_dtype" || gemm::IsBf16PrecisionMode(mode))
+    return Status::Ok();
   return NotSupported("precision_mode '", mode,
-                      "' is not supported (this build computes in float32: use force_fp32 or "
-                      "must_keep_origin_dtype)");
+                      "' is not supported (use force_fp32, must_keep_origin_dtype, or a bf16 mode: "
+                      "allow_fp32_to_bf16, allow_mix_precision_bf16, mixed_bfloat16)");
 }
 
 bool IsDynamicGraph(const Graph& graph) {

@@ -23,7 +23,9 @@ struct CompileOptions {
   // specialised per input-shape signature: runtime/shape_specializer.h). A graph
   // that comes out static is planned as usual.
   bool allow_dynamic = false;
-  // "force_fp32" or "must_keep_origin_dtype" (both keep float32 here).
+  // "force_fp32" or "must_keep_origin_dtype" (both keep float32 here), or a
+  // bf16 mode ("allow_fp32_to_bf16", "allow_mix_precision_bf16",
+  // "mixed_bfloat16": Conv/MatMul/Gemm in bfloat16, the rest float32).
   std::string precision_mode = "force_fp32";
   // Called as each pass starts / ends (atc --log=info prints these).
   std::function<void(const std::string& line)> log;

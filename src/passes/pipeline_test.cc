@@ -24,7 +24,7 @@ TEST(PassPipeline, PassesAreListedInOrderWithUniqueNames) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"inline-constant-if", "shape-inference", "legalize-types",
                                              "fuse-qdq", "constant-folding", "remove-identity",
-                                             "fold-conv-batchnorm", "fuse-bias-activation",
+                                             "fold-conv-batchnorm", "fuse-bias-activation", "mark-bf16",
                                              "dead-code-elimination", "memory-planning"}));
 }
 
@@ -63,7 +63,7 @@ TEST(PassPipeline, LogsEachPassAndLeavesAPlannedVerifiedGraph) {
   options.log = [&](const std::string& l) { lines.push_back(l); };
   Status st = RunPipeline(g, options);
   ASSERT_TRUE(st.ok()) << st.ToString();
-  std::regex line_re(R"(pass ([a-z-]+): .+ \([0-9.]+ ms, nodes [0-9]+ -> [0-9]+\))");
+  std::regex line_re(R"(pass ([a-z0-9-]+): .+ \([0-9.]+ ms, nodes [0-9]+ -> [0-9]+\))");
   std::vector<std::string> seen;
   for (auto& l : lines) {
     std::smatch m;

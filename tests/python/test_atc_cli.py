@@ -181,13 +181,14 @@ def test_unknown_soc_version_is_invalid(model, tmp_path):
     assert rc != 0 and "z80" in out
 
 
-@pytest.mark.parametrize("mode", ["force_fp32", "must_keep_origin_dtype"])
+@pytest.mark.parametrize("mode", ["force_fp32", "must_keep_origin_dtype", "allow_fp32_to_bf16",
+                                  "allow_mix_precision_bf16"])
 def test_fp32_precision_modes_are_honoured(model, tmp_path, mode):
     compile_ok(model, tmp_path / "o", f"--precision_mode={mode}")
 
 
 @pytest.mark.parametrize("mode", ["force_fp16", "allow_fp32_to_fp16", "allow_mix_precision",
-                                  "allow_mix_precision_bf16"])
+                                  "allow_mix_precision_fp16"])
 def test_reduced_precision_modes_are_not_supported_yet(model, tmp_path, mode):
     rc, out = run_atc(f"--model={model}", "--framework=5", f"--output={tmp_path / 'o'}", f"--precision_mode={mode}")
     assert rc != 0

@@ -11,6 +11,7 @@
 
 #include "executor/executable.h"
 #include "om/om_file.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "parser/onnx/onnx_parser.h"
 #include "passes/pipeline.h"
 #include "runtime/dynamic_gears.h"
@@ -230,6 +231,17 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   std::printf("Model: %zu nodes, %zu inputs, %zu outputs, target %s\n", graph->nodes().size(),
               graph->inputs.size(), graph->outputs.size(), wopts.target.c_str());
   std::printf("Weights: %s, prepacked: %s\n", FormatBytes(weights).c_str(), FormatBytes(packed).c_str());
+  if (gemm::IsBf16PrecisionMode(copts.precision_mode)) {
+    int bf16_nodes = 0;
+    for (const auto& n : graph->nodes()) bf16_nodes += gemm::NodeWantsBf16(*n);
+    const gemm::Bf16Ukernel* uk = gemm::DefaultBf16Ukernel();
+    std::printf("Precision: %s: %d Conv/MatMul/Gemm nodes in bfloat16 with float32 accumulation (%s), the rest "
+                "in float32\n",
+                copts.precision_mode.c_str(), bf16_nodes,
+                uk ? uk->name : "this CPU lacks AMX-BF16 and AVX512_BF16: float32 kernels here");
+  } else {
+    std::printf("Precision: %s: float32\n", copts.precision_mode.c_str());
+  }
   if (dynamic) {
     std::string io;
     for (const Value* in : graph->inputs) io += (io.empty() ? "" : ", ") + in->name + in->ShapeString();

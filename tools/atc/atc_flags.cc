@@ -29,7 +29,12 @@ constexpr FlagInfo kFlags[] = {
     {"input_format", "<NCHW|NHWC|ND|NCDHW>", "layout of the inputs, recorded in the .om"},
     {"out_nodes", "<\"node:index;...\">", "use these node outputs (or tensor names) as the model outputs"},
     {"soc_version", "<host|x86_64|aarch64>", "target; only the host CPU is supported (default: host)"},
-    {"precision_mode", "<force_fp32|must_keep_origin_dtype>", "precision policy (default: force_fp32)"},
+    {"precision_mode", "<force_fp32|must_keep_origin_dtype|allow_fp32_to_bf16|allow_mix_precision_bf16>",
+     "precision policy (default: force_fp32); the bf16 modes run Conv/MatMul/Gemm in bfloat16 with float32 "
+     "accumulation (AMX-BF16 or AVX512_BF16; float32 on CPUs without them), everything else in float32"},
+    {"precision_mode_v2", "<origin|mixed_bfloat16>",
+     "the same policy in the newer spelling (origin = must_keep_origin_dtype, mixed_bfloat16 = the bf16 mode); "
+     "not with --precision_mode"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
     {"om", "<path>", "the .om to read in --mode=1 and --mode=6"},
     {"json", "<path>", "the JSON file to write in --mode=1"},
@@ -158,6 +163,10 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
   else if (name == "out_nodes") { f->out_nodes = value; }
   else if (name == "soc_version") { f->soc_version = value; }
   else if (name == "precision_mode") { f->precision_mode = value; }
+  else if (name == "precision_mode_v2") {
+    f->precision_mode_v2 = value;
+    f->precision_mode = value == "origin" ? "must_keep_origin_dtype" : value;
+  }
   else if (name == "om") { f->om = value; }
   else if (name == "json") { f->json = value; }
   return std::nullopt;
@@ -304,15 +313,33 @@ std::optional<AtcError> ValidateCompileFlags(const AtcFlags& f) {
       return Invalid("soc_version", soc, "expected host, x86_64 or aarch64");
     }
   }
-  const std::string& pm = f.precision_mode;
-  static const std::set<std::string> kLaterModes = {
-      "force_fp16", "allow_fp32_to_fp16", "allow_mix_precision", "allow_mix_precision_fp16",
-      "allow_mix_precision_bf16", "allow_fp32_to_bf16", "force_lowerprecision", "cube_fp16in_fp32out"};
-  if (kLaterModes.count(pm))
-    return AtcError{"E10004", "--precision_mode=" + pm + " is not supported yet: kernels compute in float32; "
-                                  "use force_fp32 or must_keep_origin_dtype"};
-  if (pm != "force_fp32" && pm != "must_keep_origin_dtype")
-    return Invalid("precision_mode", pm, "expected force_fp32 or must_keep_origin_dtype");
+  const bool given_v1 = std::find(f.given.begin(), f.given.end(), "precision_mode") != f.given.end();
+  if (!f.precision_mode_v2.empty()) {
+    const std::string& v2 = f.precision_mode_v2;
+    if (given_v1)
+      return AtcError{"E10001", "parameters [--precision_mode] and [--precision_mode_v2] are mutually exclusive; "
+                                "give one"};
+    static const std::set<std::string> kLaterV2 = {"fp16", "cube_fp16in_fp32out", "mixed_float16", "cube_hif8",
+                                                   "mixed_hif8"};
+    if (kLaterV2.count(v2))
+      return AtcError{"E10004", "--precision_mode_v2=" + v2 + " is not supported yet: use origin (float32) or "
+                                    "mixed_bfloat16 (Conv/MatMul/Gemm in bfloat16)"};
+    if (v2 != "origin" && v2 != "mixed_bfloat16")
+      return Invalid("precision_mode_v2", v2, "expected origin or mixed_bfloat16");
+  } else {
+    const std::string& pm = f.precision_mode;
+    static const std::set<std::string> kLaterModes = {"force_fp16", "allow_fp32_to_fp16", "allow_mix_precision",
+                                                      "allow_mix_precision_fp16", "force_lowerprecision",
+                                                      "cube_fp16in_fp32out"};
+    if (kLaterModes.count(pm))
+      return AtcError{"E10004", "--precision_mode=" + pm + " is not supported yet: float16 compute is not "
+                                    "available; use force_fp32, must_keep_origin_dtype, or bfloat16 through "
+                                    "allow_fp32_to_bf16 / allow_mix_precision_bf16"};
+    if (pm != "force_fp32" && pm != "must_keep_origin_dtype" && pm != "allow_fp32_to_bf16" &&
+        pm != "allow_mix_precision_bf16")
+      return Invalid("precision_mode", pm,
+                     "expected force_fp32, must_keep_origin_dtype, allow_fp32_to_bf16 or allow_mix_precision_bf16");
+  }
   const std::string& fmt = f.input_format;
   if (!fmt.empty() && fmt != "NCHW" && fmt != "NHWC" && fmt != "ND" && fmt != "NCDHW")
     return Invalid("input_format", fmt, "expected NCHW, NHWC, ND or NCDHW");

@@ -35,6 +35,9 @@ struct AtcFlags {
   std::string out_nodes;
   std::string soc_version;
   std::string precision_mode = "force_fp32";
+  // --precision_mode_v2 as given ("" when absent); precision_mode then holds
+  // its equivalent (origin -> must_keep_origin_dtype, mixed_bfloat16 as is).
+  std::string precision_mode_v2;
   LogLevel log = LogLevel::kNull;
   std::string om;
   std::string json;

@@ -13,6 +13,7 @@
 
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/gemm_kernel.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -90,6 +91,14 @@ class ConvKernel final : public Kernel {
       return Status::Ok();
     }
 
+    if (const gemm::Bf16Ukernel* bk = gemm::Bf16UkernelForNode(n)) {
+      // Marked by mark-bf16: bf16 weights panels, activations rounded while packed.
+      bf16_plan_ = gemm::Bf16GemmPlan(*bk, mg_, g_.OutSize(), kg_, init.max_threads);
+      if (w.constant)
+        bf16_w_ = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kA, w.constant->as<float>(), kg_, false, mg_, kg_,
+                                                init.prepacked, g_.group, mg_ * kg_);
+      return Status::Ok();
+    }
     uk_ = &gemm::DefaultUkernel();
     plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, init.max_threads);
     if (w.constant)
@@ -129,6 +138,13 @@ class ConvKernel final : public Kernel {
         args.epilogue.act = act_;
         args.epilogue.residual = z ? z + y_off : nullptr;
         args.epilogue.ldr = out_size;
+        if (bf16_plan_.valid()) {
+          const uint16_t* pw = bf16_w_.empty() ? nullptr : bf16_w_.group(gi);
+          if (pw) args.packed_a = nullptr, args.a = nullptr;
+          if (io.scratch) bf16_plan_.Run(args, pw, nullptr, io.pool, io.scratch);
+          else bf16_plan_.Run(args, pw, nullptr, io.pool);
+          continue;
+        }
         if (io.scratch) plan_.Run(args, io.pool, io.scratch);
         else plan_.Run(args, io.pool);
       }
@@ -136,9 +152,12 @@ class ConvKernel final : public Kernel {
     return Status::Ok();
   }
 
-  std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
+  std::vector<uint8_t> ExportPrepacked() const override {
+    return bf16_plan_.valid() ? bf16_w_.Export() : packed_w_.Export();
+  }
   size_t ScratchBytes() const override {
     if (mode_ == Mode::kDepthwise) return static_cast<size_t>(dw_slot_floats_ * max_threads_) * sizeof(float);
+    if (bf16_plan_.valid()) return bf16_plan_.ScratchBytes();
     return plan_.ScratchBytes();
   }
 
@@ -181,6 +200,8 @@ class ConvKernel final : public Kernel {
   const gemm::GemmUkernel* uk_ = nullptr;
   gemm::SgemmPlan plan_;
   gemm::PackedOperand packed_w_;
+  gemm::Bf16GemmPlan bf16_plan_;  // valid when the node computes in bf16
+  gemm::Bf16PackedOperand bf16_w_;
 };
 
 Expected<KernelPtr> MakeConv(const KernelInit& init) {

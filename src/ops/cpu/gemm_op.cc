@@ -7,6 +7,7 @@
 
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/gemm_kernel.h"
 #include "ops/cpu/matmul_generic.h"
 #include "ops/infer_util.h"
@@ -74,11 +75,19 @@ class GemmKernel final : public Kernel {
     beta_ = n.GetFloat("beta", 1.f);
     lda_ = n.input(0)->shape[1];
     ldb_ = n.input(1)->shape[1];
-    uk_ = &gemm::DefaultUkernel();
-    plan_ = gemm::SgemmPlan(*uk_, d_.m, d_.n, d_.k, init.max_threads);
-    if (const Value* b = n.input(1); b->constant)
-      packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), ldb_, tb_,
-                                            d_.n, d_.k, init.prepacked);
+    if (const gemm::Bf16Ukernel* bk = gemm::Bf16UkernelForNode(n)) {
+      // Marked by mark-bf16: bf16 B panels, A rounded while packed.
+      bf16_plan_ = gemm::Bf16GemmPlan(*bk, d_.m, d_.n, d_.k, init.max_threads);
+      if (const Value* b = n.input(1); b->constant)
+        bf16_b_ = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kB, b->constant->as<float>(), ldb_, tb_, d_.n,
+                                                d_.k, init.prepacked);
+    } else {
+      uk_ = &gemm::DefaultUkernel();
+      plan_ = gemm::SgemmPlan(*uk_, d_.m, d_.n, d_.k, init.max_threads);
+      if (const Value* b = n.input(1); b->constant)
+        packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), ldb_, tb_,
+                                              d_.n, d_.k, init.prepacked);
+    }
     const Value* c = n.input(2);
     if (!c || beta_ == 0.f) return Status::Ok();
     // C's strides in Y's index space (0 where broadcast).
@@ -131,13 +140,23 @@ class GemmKernel final : public Kernel {
         g.beta = 1.f;
       }
     }
+    if (bf16_plan_.valid()) {
+      const uint16_t* pb = bf16_b_.empty() ? nullptr : bf16_b_.data();
+      if (io.scratch) bf16_plan_.Run(g, nullptr, pb, io.pool, io.scratch);
+      else bf16_plan_.Run(g, nullptr, pb, io.pool);
+      return Status::Ok();
+    }
     if (io.scratch) plan_.Run(g, io.pool, io.scratch);
     else plan_.Run(g, io.pool);
     return Status::Ok();
   }
 
-  std::vector<uint8_t> ExportPrepacked() const override { return packed_b_.Export(); }
-  size_t ScratchBytes() const override { return plan_.ScratchBytes(); }
+  std::vector<uint8_t> ExportPrepacked() const override {
+    return bf16_plan_.valid() ? bf16_b_.Export() : packed_b_.Export();
+  }
+  size_t ScratchBytes() const override {
+    return bf16_plan_.valid() ? bf16_plan_.ScratchBytes() : plan_.ScratchBytes();
+  }
 
  private:
   enum class CMode { kNone, kColBias, kRowBias, kFill };
@@ -152,6 +171,8 @@ class GemmKernel final : public Kernel {
   const gemm::GemmUkernel* uk_ = nullptr;
   gemm::SgemmPlan plan_;
   gemm::PackedOperand packed_b_;
+  gemm::Bf16GemmPlan bf16_plan_;  // valid when the node computes in bf16
+  gemm::Bf16PackedOperand bf16_b_;
 };
 
 Expected<KernelPtr> MakeGemm(const KernelInit& init) {

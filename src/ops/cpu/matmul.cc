@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ops/cpu/activation.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/gemm_kernel.h"
 #include "ops/cpu/matmul_generic.h"
 #include "ops/infer_util.h"
@@ -102,8 +103,16 @@ class MatMulKernel final : public Kernel {
         }
       }
     }
-    uk_ = &gemm::DefaultUkernel();
     max_threads_ = std::max(1, init.max_threads);
+    if (const gemm::Bf16Ukernel* bk = gemm::Bf16UkernelForNode(n)) {
+      // Marked by mark-bf16: bf16 B panels, A rounded while packed.
+      bf16_plan_ = gemm::Bf16GemmPlan(*bk, fold_m_, d_.n, d_.k, max_threads_);
+      if (const Value* b = n.input(1); b->constant)
+        bf16_b_ = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kB, b->constant->as<float>(), d_.n, false, d_.n,
+                                                d_.k, init.prepacked, b_count, d_.k * d_.n);
+      return Status::Ok();
+    }
+    uk_ = &gemm::DefaultUkernel();
     plan_ = gemm::SgemmPlan(*uk_, fold_m_, d_.n, d_.k, max_threads_);
     if (const Value* b = n.input(1); b->constant)
       packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), d_.n, false,
@@ -124,12 +133,24 @@ class MatMulKernel final : public Kernel {
       g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerCol;
       g.epilogue.bias = bias;
     }
+    const uint16_t* bf16_b = nullptr;
     auto one = [&](size_t t, gemm::SgemmArgs& gt) {
       const auto [ai, bi] = offsets_[t];
       gt.a = a + ai * d_.m * d_.k;
       if (!packed_b_.empty()) gt.packed_b = packed_b_.group(bi);
+      else if (!bf16_b_.empty()) bf16_b = bf16_b_.group(bi);
       else gt.b = b + bi * d_.k * d_.n;
       gt.c = y + static_cast<int64_t>(t) * d_.m * d_.n;
+    };
+    auto run = [&](const gemm::SgemmArgs& gt, ThreadPool* pool, void* scratch) {
+      if (bf16_plan_.valid()) {
+        if (scratch) bf16_plan_.Run(gt, nullptr, bf16_b, pool, scratch);
+        else bf16_plan_.Run(gt, nullptr, bf16_b, pool);
+      } else if (scratch) {
+        plan_.Run(gt, pool, scratch);
+      } else {
+        plan_.Run(gt, pool);
+      }
     };
     const int64_t batches = static_cast<int64_t>(offsets_.size());
     const int64_t threads = std::min<int64_t>(io.pool->num_threads(), max_threads_);
@@ -137,14 +158,21 @@ class MatMulKernel final : public Kernel {
       // Batched products (attention heads): whole matrices per thread, one
       // pool wake-up for the node instead of one per matrix. Task t uses GEMM
       // buffer slot t and runs its GEMMs single-threaded.
-      const size_t slot_bytes = plan_.ScratchBytes() / static_cast<size_t>(max_threads_);
+      const size_t slot_bytes = ScratchBytes() / static_cast<size_t>(max_threads_);
       io.pool->ParallelFor(threads, 1, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
           gemm::SgemmArgs gt = g;
+          const uint16_t* pb16 = nullptr;
           void* slot = static_cast<uint8_t*>(io.scratch) + static_cast<size_t>(t) * slot_bytes;
           for (int64_t i = batches * t / threads; i < batches * (t + 1) / threads; ++i) {
-            one(static_cast<size_t>(i), gt);
-            plan_.Run(gt, nullptr, slot);
+            const auto [ai, bi] = offsets_[static_cast<size_t>(i)];
+            gt.a = a + ai * d_.m * d_.k;
+            if (!packed_b_.empty()) gt.packed_b = packed_b_.group(bi);
+            else if (!bf16_b_.empty()) pb16 = bf16_b_.group(bi);
+            else gt.b = b + bi * d_.k * d_.n;
+            gt.c = y + i * d_.m * d_.n;
+            if (bf16_plan_.valid()) bf16_plan_.Run(gt, nullptr, pb16, nullptr, slot);
+            else plan_.Run(gt, nullptr, slot);
           }
         }
       });
@@ -152,14 +180,17 @@ class MatMulKernel final : public Kernel {
     }
     for (size_t t = 0; t < offsets_.size(); ++t) {
       one(t, g);
-      if (io.scratch) plan_.Run(g, io.pool, io.scratch);
-      else plan_.Run(g, io.pool);
+      run(g, io.pool, io.scratch);
     }
     return Status::Ok();
   }
 
-  std::vector<uint8_t> ExportPrepacked() const override { return packed_b_.Export(); }
-  size_t ScratchBytes() const override { return plan_.ScratchBytes(); }
+  std::vector<uint8_t> ExportPrepacked() const override {
+    return bf16_plan_.valid() ? bf16_b_.Export() : packed_b_.Export();
+  }
+  size_t ScratchBytes() const override {
+    return bf16_plan_.valid() ? bf16_plan_.ScratchBytes() : plan_.ScratchBytes();
+  }
 
  private:
   MatMulDims d_;
@@ -170,6 +201,8 @@ class MatMulKernel final : public Kernel {
   const gemm::GemmUkernel* uk_ = nullptr;
   gemm::SgemmPlan plan_;
   gemm::PackedOperand packed_b_;
+  gemm::Bf16GemmPlan bf16_plan_;  // valid when the node computes in bf16
+  gemm::Bf16PackedOperand bf16_b_;
 };
 
 Expected<KernelPtr> MakeMatMul(const KernelInit& init) {
