@@ -217,7 +217,9 @@ class GraphBuilder {
     v->dim_params.clear();
     for (int d = 0; d < tt.shape().dim_size(); ++d) {
       const auto& dim = tt.shape().dim(d);
-      if (dim.has_dim_value()) {
+      // Some exporters (Paddle2ONNX) write an unknown dim as dim_value -1, which
+      // onnxruntime reads as unknown too; other negative values are errors.
+      if (dim.has_dim_value() && dim.dim_value() != -1) {
         if (dim.dim_value() < 0)
           return InvalidFile(what, ": dim ", d, " is negative (", dim.dim_value(), ")");
         v->shape.push_back(dim.dim_value());

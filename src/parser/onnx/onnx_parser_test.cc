@@ -480,6 +480,18 @@ TEST(OnnxParser, RejectsNegativeDims) {
   EXPECT_NE(ErrorOf(m2).find("negative"), std::string::npos);
 }
 
+TEST(OnnxParser, DimValueMinusOneIsAnUnknownDim) {
+  // Paddle2ONNX writes a dynamic batch as dim_value -1 (onnxruntime reads it as unknown).
+  onnx::ModelProto m = MakeModel();
+  AddInput(m, "x", {"-1", "3"});
+  AddNode(m, "Identity", {"x"}, {"y"});
+  AddOutput(m, "y");
+  auto g = Parse(m);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->inputs[0]->shape, (std::vector<int64_t>{-1, 3}));
+  EXPECT_FALSE((*g)->inputs[0]->IsStatic());
+}
+
 TEST(OnnxParser, RejectsHugeDimsWithoutAllocating) {
   onnx::ModelProto m = MakeModel();
   auto* t = m.mutable_graph()->add_initializer();
