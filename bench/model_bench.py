@@ -14,11 +14,15 @@ Models: ResNet-50 and MobileNetV2 exported from torchvision (224x224) when
 torch is installed (reusing ~/.cache/opencann/zoo exports when present), else
 the onnx package's light_resnet50 and tests/python/model_zoo's MobileNetV2;
 a BERT-base-sized encoder from model_zoo.transformer_encoder (dim 768, 12
-heads, 12 layers, seq 128).
+heads, 12 layers, seq 128); GPT-2 small (transformers GPT2Config() defaults,
+random weights, prefill of 128 tokens, LM head included) exported with torch.
+Exports are cached in --work (outside the repository). --batches 1,8 adds
+batch-8 variants (named *_b8).
 
   python3 bench/model_bench.py                    # full run (~10 min), writes docs/benchmarks.md
   python3 bench/model_bench.py --quick            # small models, few runs, no doc
   python3 bench/model_bench.py --only bert --threads 1 --no-doc
+  python3 bench/model_bench.py --batches 1,8      # the issue's targets: batch 1 and 8
 """
 import argparse
 import datetime
@@ -98,12 +102,12 @@ def light_path(stem):
     return os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light", f"light_{stem}.onnx")
 
 
-def torchvision_maker(arch, zoo_dir):
-    """Writes the torchvision export (batch 1, 3x224x224, opset 17), reusing the
-    model-zoo script's cached export when there is one."""
+def torchvision_maker(arch, zoo_dir, batch=1):
+    """Writes the torchvision export (batch x 3x224x224, opset 17), reusing the
+    model-zoo script's cached export when there is one (batch 1)."""
     def make(path):
         cached = os.path.join(zoo_dir, f"{arch}.onnx")
-        if os.path.exists(cached):
+        if batch == 1 and os.path.exists(cached):
             return cached
         if os.path.exists(path):
             return path
@@ -113,11 +117,44 @@ def torchvision_maker(arch, zoo_dir):
         m = getattr(torchvision.models, arch)(weights=None).eval()
         with torch.no_grad():
             try:
-                torch.onnx.export(m, (torch.rand(1, 3, 224, 224),), path + ".tmp", opset_version=17,
+                torch.onnx.export(m, (torch.rand(batch, 3, 224, 224),), path + ".tmp", opset_version=17,
                                   input_names=["input"], dynamo=False)
             except TypeError:
-                torch.onnx.export(m, (torch.rand(1, 3, 224, 224),), path + ".tmp", opset_version=17,
+                torch.onnx.export(m, (torch.rand(batch, 3, 224, 224),), path + ".tmp", opset_version=17,
                                   input_names=["input"])
+        os.replace(path + ".tmp", path)
+        return path
+    return make
+
+
+def gpt2_maker(batch, seq):
+    """GPT-2 small with random weights (transformers GPT2Config() defaults: 12
+    layers, 12 heads, 768 wide, vocabulary 50257), one prefill of `seq` tokens
+    returning the logits; no KV cache. Eager attention and an explicit all-ones
+    mask keep the export on the TorchScript exporter's opset-17 ops."""
+    def make(path):
+        if os.path.exists(path):
+            return path
+        import torch
+        import transformers
+        torch.manual_seed(0)
+        cfg = transformers.GPT2Config()
+        cfg.use_cache = False
+        cfg._attn_implementation = "eager"
+        lm = transformers.GPT2LMHeadModel(cfg).eval()
+
+        class Prefill(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, ids):
+                return self.m(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False,
+                              return_dict=False)[0]
+
+        with torch.no_grad():
+            torch.onnx.export(Prefill(lm), (torch.zeros(batch, seq, dtype=torch.long),), path + ".tmp",
+                              opset_version=17, input_names=["input_ids"], output_names=["logits"], dynamo=False)
         os.replace(path + ".tmp", path)
         return path
     return make
@@ -133,13 +170,17 @@ def builder_maker(fn, **kw):
     return make
 
 
-def image_feeds(rng, size):
-    return {"input": rng.random((1, 3, size, size), dtype=np.float32)}
+def image_feeds(rng, size, batch=1):
+    return {"input": rng.random((batch, 3, size, size), dtype=np.float32)}
 
 
-def bert_feeds(rng, seq, vocab):
-    return {"input_ids": rng.integers(0, vocab, size=(1, seq)).astype(np.int64),
-            "attention_mask": np.ones((1, seq), np.int64)}
+def bert_feeds(rng, seq, vocab, batch=1):
+    return {"input_ids": rng.integers(0, vocab, size=(batch, seq)).astype(np.int64),
+            "attention_mask": np.ones((batch, seq), np.int64)}
+
+
+def gpt2_feeds(rng, seq, batch=1):
+    return {"input_ids": rng.integers(0, 50257, size=(batch, seq)).astype(np.int64)}
 
 
 def all_models(args):
@@ -155,20 +196,28 @@ def all_models(args):
                   lambda r: bert_feeds(r, 32, 100)),
         ]
     models = []
-    if have_torch():
-        models.append(Model("resnet50", "torchvision resnet50, 1x3x224x224",
-                            torchvision_maker("resnet50", args.zoo), lambda r: image_feeds(r, 224)))
-        models.append(Model("mobilenet_v2", "torchvision mobilenet_v2, 1x3x224x224",
-                            torchvision_maker("mobilenet_v2", args.zoo), lambda r: image_feeds(r, 224)))
-    else:
-        models.append(Model("resnet50", "onnx light_resnet50 (constant weights), 1x3x224x224",
-                            lambda path: light_path("resnet50"), lambda r: image_feeds(r, 224)))
-        models.append(Model("mobilenet_v2", "model_zoo.mobilenet_v2(size=224) (reduced widths)",
-                            builder_maker(zoo.mobilenet_v2, size=224), lambda r: image_feeds(r, 224)))
-    models.append(Model("bert_base", "model_zoo.transformer_encoder(dim=768, heads=12, layers=12, seq=128, "
-                        "vocab=30522)",
-                        builder_maker(zoo.transformer_encoder, dim=768, heads=12, layers=12, seq=128, vocab=30522),
-                        lambda r: bert_feeds(r, 128, 30522)))
+    torch = have_torch()
+    for b in args.batches:
+        sfx = "" if b == 1 else f"_b{b}"
+        if torch:
+            models.append(Model(f"resnet50{sfx}", f"torchvision resnet50, {b}x3x224x224",
+                                torchvision_maker("resnet50", args.zoo, b), lambda r, b=b: image_feeds(r, 224, b)))
+            models.append(Model(f"mobilenet_v2{sfx}", f"torchvision mobilenet_v2, {b}x3x224x224",
+                                torchvision_maker("mobilenet_v2", args.zoo, b),
+                                lambda r, b=b: image_feeds(r, 224, b)))
+        elif b == 1:  # the fallbacks have a fixed batch of 1
+            models.append(Model("resnet50", "onnx light_resnet50 (constant weights), 1x3x224x224",
+                                lambda path: light_path("resnet50"), lambda r: image_feeds(r, 224)))
+            models.append(Model("mobilenet_v2", "model_zoo.mobilenet_v2(size=224) (reduced widths)",
+                                builder_maker(zoo.mobilenet_v2, size=224), lambda r: image_feeds(r, 224)))
+        models.append(Model(f"bert_base{sfx}", f"model_zoo.transformer_encoder(batch={b}, dim=768, heads=12, "
+                            "layers=12, seq=128, vocab=30522)",
+                            builder_maker(zoo.transformer_encoder, batch=b, dim=768, heads=12, layers=12, seq=128,
+                                          vocab=30522),
+                            lambda r, b=b: bert_feeds(r, 128, 30522, b)))
+        if torch:
+            models.append(Model(f"gpt2_small{sfx}", f"transformers GPT2LMHeadModel(GPT2Config()), random weights, "
+                                f"prefill {b}x128 tokens", gpt2_maker(b, 128), lambda r, b=b: gpt2_feeds(r, 128, b)))
     return models
 
 
@@ -228,7 +277,8 @@ def bench_model(m, args, work, rng):
     om_stem = os.path.join(work, m.name)
     t0 = time.perf_counter()
     cp = subprocess.run([os.path.join(args.build, "atc"), f"--model={onnx_path}", "--framework=5",
-                         f"--output={om_stem}"], capture_output=True, text=True)
+                         f"--output={om_stem}", f"--precision_mode={args.precision_mode}"],
+                        capture_output=True, text=True)
     compile_s = time.perf_counter() - t0
     if cp.returncode != 0:
         raise RuntimeError(f"{m.name}: atc failed: {(cp.stderr or cp.stdout)[-2000:]}")
@@ -314,15 +364,18 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
         f"- Load average (1 min) before / after the run: {load_before:.1f} / {load_after:.1f}"
         + ("  (the machine was shared with other jobs: absolute figures are noisy)" if load_before > 1.5 else ""),
         f"- Versions: {ve['ours']} built with {ve['cc']}; onnxruntime {ve['ort']} (Python {ve['python']})",
-        f"- Command: `{command}`",
+        f"- Command: `{command}`" + (f" (our models compiled with --precision_mode={args.precision_mode})"
+                                     if args.precision_mode != "force_fp32" else ""),
         f"- Each figure: {args.runs} timed runs (pooled over {args.rounds} processes per engine, started "
-        f"alternately ours / onnxruntime), each process after {args.warmup} warm-up runs; batch 1. "
+        f"alternately ours / onnxruntime), each process after {args.warmup} warm-up runs; batch 1 unless the model's name ends in _bN. "
         "onnxruntime: CPU provider, intra_op_num_threads = threads, sequential execution, ORT_ENABLE_ALL; "
         "ours: OPENCANN_NUM_THREADS = threads, aclmdlExecute.",
         "- Load: aclmdlLoadFromFile of the .om vs InferenceSession creation from the .onnx "
         "(which includes onnxruntime's graph optimisation).",
         f"- Peak RSS: VmHWM of each process (largest over its rounds). Ours maps the .om and verifies its "
-        f"checksum, so the whole file counts as resident. The onnxruntime process is a Python interpreter; "
+        f"checksum chunk by chunk, dropping each chunk's pages afterwards, so what stays resident is what the "
+        f"kernels read (pre-packed panels rather than the raw weights they came from). "
+        f"The onnxruntime process is a Python interpreter; "
         f"importing numpy + onnxruntime alone peaks at {ort_base_rss:.0f} MiB.",
         "- Ratio = ours / onnxruntime median latency (below 1 = we are faster). onnxruntime's worker threads "
         "spin while waiting (its default); ours sleep, so on a loaded machine its 2-thread figures suffer more.",
@@ -351,12 +404,17 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
         "- Where the time goes: `OPENCANN_PROFILE_NODES=1` (or `=N` for the N slowest nodes) makes the executor "
         "print per-op-type totals at exit, e.g. `OPENCANN_PROFILE_NODES=20 OPENCANN_NUM_THREADS=1 "
         "build/model_bench model.om --input x.bin --runs 50`. Off, it costs one branch per run.",
-        "- The .om holds the original weights and the pre-packed GEMM panels, and loading verifies its "
-        "checksum over the whole file, so the mapped file is resident: that is most of our RSS "
-        f"({big['model']}: {big['om_mb']:.0f} MiB .om for a {big['onnx_mb']:.0f} MiB .onnx).",
+        "- The .om holds the original weights and the pre-packed GEMM panels "
+        f"({big['model']}: {big['om_mb']:.0f} MiB .om for a {big['onnx_mb']:.0f} MiB .onnx); only the pages "
+        "the kernels read stay resident after the load's checksum pass.",
         "- On a shared machine prefer the ratios to the absolute times, and the 1-thread ones to the 2-thread ones.",
         "",
     ]
+    # Keep the bf16 section (bench/bf16_bench.py writes it) across re-runs.
+    old = open(args.doc).read() if os.path.exists(args.doc) else ""
+    begin, end = "<!-- bf16 section: generated by bench/bf16_bench.py -->", "<!-- end of bf16 section -->"
+    if begin in old and end in old:
+        lines += [old[old.index(begin):old.index(end) + len(end)], ""]
     with open(args.doc, "w") as f:
         f.write("\n".join(lines))
     print(f"wrote {args.doc}")
@@ -378,6 +436,7 @@ def main():
                     help="processes per engine, alternating ours/onnxruntime; --runs are split over them "
                          "(default 3; 1 with --quick)")
     ap.add_argument("--only", default=None, help="regex over model names")
+    ap.add_argument("--batches", default="1", help="comma-separated batch sizes (1,8 for the issue's targets)")
     ap.add_argument("--quick", action="store_true", help="small models and few runs; no doc unless --doc")
     ap.add_argument("--zoo", default=os.path.expanduser("~/.cache/opencann/zoo"),
                     help="scripts/model_zoo.py export cache to reuse")
@@ -385,8 +444,12 @@ def main():
                     help="where exported/built models, inputs and .om files go")
     ap.add_argument("--doc", default=None, help="markdown to write (default docs/benchmarks.md)")
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--precision_mode", default="force_fp32",
+                    help="atc --precision_mode for our models (allow_fp32_to_bf16: Conv/MatMul/Gemm in bfloat16; "
+                         "bench/bf16_bench.py compares the two modes)")
     args = ap.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
+    args.batches = [int(b) for b in args.batches.split(",")]
     args.runs = args.runs or (10 if args.quick else 30)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
     args.rounds = max(1, args.rounds or (1 if args.quick else 3))
