@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "graph/graph_clone.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/op_registry.h"
 #include "passes/pipeline.h"
 
@@ -22,21 +23,25 @@ std::string DimsString(const std::vector<int64_t>& dims) {
 // "unknown" on purpose (the NotSupported returned then, naming the node, is
 // what a caller without the interpreter reports).
 Status ExplainNonStatic(Graph& g) {
+  Status data_dependent;
   for (auto& up : g.nodes()) {
     Node& n = *up;
-    for (const Value* out : n.outputs) {
-      if (!out || out->IsStatic()) continue;
-      bool inputs_static = true;
-      for (const Value* in : n.inputs) inputs_static &= !in || in->IsStatic();
-      if (inputs_static) {
-        const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
-        if (def && def->infer) OC_RETURN_IF_ERROR(def->infer(n));
-      }
-      return NotSupported("data-dependent output shape of ", n.Describe(), " (value '", out->name,
-                          "' has shape ", out->ShapeString(), ") is not supported yet");
+    const Value* unknown = nullptr;
+    for (const Value* out : n.outputs)
+      if (out && !out->IsStatic() && !unknown) unknown = out;
+    if (!unknown) continue;
+    bool inputs_static = true;
+    for (const Value* in : n.inputs) inputs_static &= !in || in->IsStatic();
+    // Every node is checked: a shape error must not hide behind a data-dependent op before it.
+    if (inputs_static) {
+      const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
+      if (def && def->infer) OC_RETURN_IF_ERROR(def->infer(n));
     }
+    if (data_dependent.ok())
+      data_dependent = NotSupported("data-dependent output shape of ", n.Describe(), " (value '", unknown->name,
+                                    "' has shape ", unknown->ShapeString(), ") is not supported yet");
   }
-  return Status::Ok();
+  return data_dependent;
 }
 
 }  // namespace
@@ -93,6 +98,10 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const S
   // allow_dynamic keeps a data-dependent shape from failing inside the pipeline
   // so that ExplainNonStatic can name it; with static inputs nothing else changes.
   opts.allow_dynamic = true;
+  // A bf16 mode chosen at atc time also holds for nodes the pipeline fuses now.
+  if (auto it = graph_->metadata.find("precision_mode");
+      it != graph_->metadata.end() && gemm::IsBf16PrecisionMode(it->second))
+    opts.precision_mode = it->second;
   Status st = RunPipeline(*g, opts);
   if (st.ok() && IsDynamicGraph(*g)) {
     st = ExplainNonStatic(*g);

@@ -414,3 +414,18 @@ def test_nms_of_model_inputs_runs_in_the_interpreter(tmp_path):
     boxes, scores, consts = nms_case(0, 0.2, seed=5)
     m = single_op_model("NonMaxSuppression", {"boxes": boxes, "scores": scores}, consts)
     run_with_inputs(tmp_path, m, {"boxes": boxes, "scores": scores}, "nms")
+
+
+def test_atc_still_reports_shape_errors_of_models_with_static_inputs(tmp_path):
+    """Dynamic mode tolerates unknown shapes; a real mismatch next to a data-dependent
+    op is still a compile error."""
+    nodes = [helper.make_node("NonZero", ["x"], ["nz"], name="nz"),
+             helper.make_node("MatMul", ["x", "W"], ["bad"], name="mismatch")]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                 [helper.make_empty_tensor_value_info("nz"), helper.make_empty_tensor_value_info("bad")],
+                 {"W": f32(4, 5)}, "bad")
+    path = oc_harness.save_model(m, str(tmp_path), "bad")
+    proc = subprocess.run([oc_harness.ATC, f"--model={path}", "--framework=5", f"--output={tmp_path / 'o'}"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode != 0
+    assert "E12001" in proc.stdout + proc.stderr and "mismatch" in proc.stdout + proc.stderr, proc.stdout + proc.stderr

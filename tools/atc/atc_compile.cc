@@ -213,6 +213,18 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
         return AtcError{"E12002", "gear " + std::to_string(k) + " of --" + GearModeName(gears.mode) +
                                       " does not compile: " + exe.status().message()};
     }
+    // Static inputs but unknown dims inside (data-dependent ops): a shape error
+    // that dynamic mode let through is found now, not at the first run.
+    bool static_inputs = true;
+    ShapeSignature shapes;
+    for (const Value* in : graph->inputs) {
+      static_inputs &= in->IsStatic();
+      shapes.push_back(in->shape);
+    }
+    if (gears.mode == GearMode::kNone && static_inputs) {
+      auto exe = spec.Get(shapes);
+      if (!exe.ok()) return AtcError{"E12001", "graph compilation failed: " + exe.status().message()};
+    }
   }
   progress.StageDone("build kernels");
 
