@@ -399,7 +399,15 @@ def hf(name, seq=32):
     def module():
         import torch
         import transformers as T
-        if name == "bert":
+        # *_base / gpt2_124m: the configs' defaults, which are the published
+        # sizes (bert-base-uncased 110M, distilbert-base 66M, gpt2 124M).
+        if name == "bert_base":
+            m = T.BertModel(T.BertConfig())
+        elif name == "distilbert_base":
+            m = T.DistilBertModel(T.DistilBertConfig())
+        elif name == "gpt2_124m":
+            m = T.GPT2LMHeadModel(T.GPT2Config())
+        elif name == "bert":
             m = T.BertModel(T.BertConfig(num_hidden_layers=4, hidden_size=256, num_attention_heads=4,
                                          intermediate_size=1024, vocab_size=1000))
         elif name == "distilbert":
@@ -910,6 +918,7 @@ def all_specs():
     specs.append(hand("misc_ops", misc_ops, randn(1, 48, 64), ["input"]))
     specs.append(hand("einsum_attention", einsum_attention, randn(1, 32, 64), ["input"]))
     specs += [hf("bert"), hf("distilbert"), hf("gpt2")]
+    specs += [hf("bert_base", seq=64), hf("distilbert_base", seq=64), hf("gpt2_124m", seq=64)]
     specs += [hf_gpt2_past(), hf_t5_encoder(), hf_t5_decoder(), hf_whisper_encoder(), hf_detr()]
     specs += [hf_dynamic("bert"), hf_dynamic("gpt2"), hf_gpt2_past(shapes=((1, 16), (2, 40)))]
     specs += [wheel_spec(name) for name in WHEEL_MODELS]
