@@ -103,6 +103,7 @@ struct InterpreterNodeCache {
   std::mutex mu;
   std::deque<std::shared_ptr<CachedKernel>> entries;  // newest at the back
   std::map<const Graph*, std::unique_ptr<Interpreter>> bodies;
+  std::map<const Graph*, std::shared_ptr<FastBody>> fast_bodies;
   NativeOpFn native = nullptr;
   bool needs_small_data = false;  // shapes alone did not specialise this node
   const OpDef* def = nullptr;
@@ -490,7 +491,8 @@ Expected<std::vector<RtValue>> Interpreter::Run(std::span<const RtValue> inputs,
     std::vector<RtValue> outs;
     Status st;
     if (cache.native) {
-      NativeCall call{node, ins, std::vector<RtValue>(node.outputs.size()), pool, &cache.mu, &cache.bodies};
+      NativeCall call{node, ins, std::vector<RtValue>(node.outputs.size()), pool, &cache.mu, &cache.bodies,
+                      &cache.fast_bodies};
       st = cache.native(call);
       outs = std::move(call.outputs);
     } else {

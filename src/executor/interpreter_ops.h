@@ -15,6 +15,10 @@
 
 namespace oc {
 
+// A Loop/Scan body run by static Executables per input-shape signature
+// (control_flow.cc); shared by the runs of one node.
+class FastBody;
+
 // One evaluation of a native op.
 struct NativeCall {
   const Node& node;
@@ -26,6 +30,8 @@ struct NativeCall {
   // Interpreters of the node's subgraphs, created once per node and shared by runs.
   std::mutex* body_mu;
   std::map<const Graph*, std::unique_ptr<Interpreter>>* bodies;
+  // Static-executable runners of the bodies (guarded by body_mu too).
+  std::map<const Graph*, std::shared_ptr<FastBody>>* fast_bodies = nullptr;
 
   // The explicit input i, or nullptr (absent or past the explicit ones).
   const RtValue* in(size_t i) const { return i < node.NumExplicitInputs() ? inputs[i] : nullptr; }

@@ -92,7 +92,9 @@ TEST(Interpreter, RejectsAnInputOfTheWrongShapeNamingIt) {
 
 // Loop(M, cond=true, acc0): acc += x each iteration (x read from the outer
 // graph through a capture), scan output = acc after each step.
-std::shared_ptr<Graph> CumulativeLoop() {
+// With `typed_capture` false the captured x has no declared dtype, so the body
+// cannot be compiled into a static executable and runs node by node.
+std::shared_ptr<Graph> CumulativeLoop(bool typed_capture = true) {
   auto g = std::make_shared<Graph>();
   g->opset_imports[""] = 17;
   Value* m = Input(*g, "M", DataType::kInt64, {});
@@ -107,7 +109,7 @@ std::shared_ptr<Graph> CumulativeLoop() {
   Value* c_in = Input(*body, "c_in", DataType::kBool, {});
   Value* acc_in = Input(*body, "acc_in", DataType::kFloat32, {2});
   Value* cap = body->AddValue("x");
-  cap->dtype = DataType::kFloat32;
+  cap->dtype = typed_capture ? DataType::kFloat32 : DataType::kUndefined;
   body->captures.push_back(cap);
   Value* acc_out = body->AddValue("acc_out");
   Value* c_out = body->AddValue("c_out");
@@ -131,8 +133,13 @@ std::shared_ptr<Graph> CumulativeLoop() {
   return g;
 }
 
-TEST(Interpreter, LoopRunsItsBodyWithCapturedOuterValues) {
-  auto g = CumulativeLoop();
+// Both ways a body runs: a static executable per shape (typed body) and the
+// node-by-node interpreter (untyped capture).
+class LoopBody : public ::testing::TestWithParam<bool> {};
+
+TEST_P(LoopBody, LoopRunsItsBodyWithCapturedOuterValues) {
+  const bool typed = GetParam();
+  auto g = CumulativeLoop(typed);
   ASSERT_TRUE(g->Verify().ok()) << g->Verify().ToString();
   ASSERT_EQ(g->nodes()[0]->NumImplicitInputs(), 1u);
   auto in = Interpreter::Create(g);
@@ -153,14 +160,17 @@ TEST(Interpreter, LoopRunsItsBodyWithCapturedOuterValues) {
     for (int64_t it = 0; it < trips; ++it)
       for (int k = 0; k < 2; ++k) EXPECT_FLOAT_EQ(s[it * 2 + k], acc0[k] + (it + 1) * x[k]);
   }
-  // The body's Add kernel was made once and reused by every iteration and run.
-  EXPECT_EQ((*in)->kernels_created(), 1u);
+  // Interpreted: the body's Add kernel was made once and reused by every
+  // iteration and run. Compiled: the interpreter made none.
+  EXPECT_EQ((*in)->kernels_created(), typed ? 0u : 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Interpreter, LoopBody, ::testing::Bool());
 
 // One Interpreter shared by four threads, each running the Loop at its own
 // trip counts: results stay right and the body's kernel is still made once.
 TEST(Interpreter, ConcurrentRunsShareTheKernelCache) {
-  auto g = CumulativeLoop();
+  auto g = CumulativeLoop(/*typed_capture=*/false);
   auto in = Interpreter::Create(g);
   ASSERT_TRUE(in.ok());
   ThreadPool pool(1);

@@ -14,11 +14,100 @@
 #include <string>
 
 #include "executor/interpreter_ops.h"
+#include "graph/graph_clone.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
+#include "runtime/shape_specializer.h"
 
 namespace oc {
+
+// A Loop/Scan body compiled like a model: captures become trailing inputs, and
+// a static Executable is specialised per input-shape signature (bounded LRU,
+// ShapeSpecializer). Loop-carried values usually keep their shapes, so every
+// iteration after the first runs a flat kernel loop instead of the node-by-node
+// interpreter. Signatures that do not specialise (data-dependent shapes inside
+// the body, errors) are remembered and left to the interpreter.
+class FastBody {
+ public:
+  static std::shared_ptr<FastBody> Make(const Graph& body) {
+    if (body.HasNonTensorValues()) return nullptr;
+    std::shared_ptr<Graph> g = CloneGraph(body);
+    g->inputs.insert(g->inputs.end(), g->captures.begin(), g->captures.end());
+    g->captures.clear();
+    for (const Value* in : g->inputs)
+      if (in->kind != ValueKind::kTensor || in->dtype == DataType::kUndefined || DataTypeSize(in->dtype) == 0)
+        return nullptr;
+    if (g->name.empty()) g->name = "body";
+    return std::make_shared<FastBody>(std::move(g));
+  }
+  explicit FastBody(std::shared_ptr<Graph> g) : spec_(std::move(g), {}, 4) {}
+
+  // True with `outs` filled when a static executable ran the body.
+  bool Run(std::span<const RtValue> args, std::span<const RtValue> captures, ThreadPool& pool,
+           std::vector<RtValue>& outs) {
+    ShapeSignature sig;
+    std::vector<const void*> in_ptrs;
+    for (std::span<const RtValue> part : {args, captures})
+      for (const RtValue& v : part) {
+        if (!v.is_tensor()) return false;
+        sig.push_back(v.tensor.shape);
+        in_ptrs.push_back(v.tensor.data.data());
+      }
+    if (sig.size() != spec_.graph().inputs.size()) return false;
+    for (size_t i = 0; i < sig.size(); ++i) {
+      const RtValue& v = i < args.size() ? args[i] : captures[i - args.size()];
+      if (v.tensor.dtype != spec_.graph().inputs[i]->dtype) return false;
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (disabled_) return false;
+      for (const ShapeSignature& f : failed_)
+        if (f == sig) return false;
+    }
+    auto exe = spec_.Get(sig);
+    if (!exe.ok() || !*exe) {
+      std::lock_guard<std::mutex> lk(mu_);
+      failed_.push_back(sig);
+      // A body whose shapes keep changing and do not specialise: stop trying.
+      if (failed_.size() > 8) disabled_ = true;
+      return false;
+    }
+    const Executable& e = **exe;
+    auto ctx = e.AcquireContext();
+    if (!ctx.ok()) return false;
+    outs.clear();
+    std::vector<void*> out_ptrs;
+    for (size_t i = 0; i < e.num_outputs(); ++i) {
+      outs.push_back(RtValue::FromTensor(HostTensor::Allocate(e.output(i).dtype, e.output(i).shape)));
+      out_ptrs.push_back(outs.back().tensor.data.mutable_data());
+    }
+    Status st = e.Run(**ctx, in_ptrs, out_ptrs, pool);
+    e.ReleaseContext(std::move(ctx).value());
+    // A run-time failure is reported by the interpreter, which names the body node.
+    return st.ok();
+  }
+
+ private:
+  ShapeSpecializer spec_;
+  std::mutex mu_;
+  std::vector<ShapeSignature> failed_;
+  bool disabled_ = false;
+};
+
 namespace {
+
+// The static runner of graph attribute `attr`, made on first use; null when
+// the body cannot have one.
+FastBody* FastBodyOf(NativeCall& call, const std::string& attr) {
+  if (!call.fast_bodies) return nullptr;
+  const Attribute* a = call.node.FindAttr(attr);
+  if (!a || a->kind != Attribute::Kind::kGraph || !a->graph) return nullptr;
+  std::lock_guard<std::mutex> lk(*call.body_mu);
+  auto it = call.fast_bodies->find(a->graph.get());
+  if (it == call.fast_bodies->end())
+    it = call.fast_bodies->emplace(a->graph.get(), FastBody::Make(*a->graph)).first;
+  return it->second.get();
+}
 
 const Graph* GraphAttr(const Node& node, const char* name) {
   const Attribute* a = node.FindAttr(name);
@@ -215,14 +304,18 @@ Status LoopOp(NativeCall& call) {
     args[2 + i] = *call.in(2 + i);
   }
   std::vector<std::vector<HostTensor>> scans(k);
+  FastBody* fast = FastBodyOf(call, "body");
   int64_t it = 0;
   while (cond && (!max_trips || it < *max_trips)) {
     args[0] = ScalarTensor(DataType::kInt64, &it);
     uint8_t c = 1;
     args[1] = ScalarTensor(DataType::kBool, &c);
-    auto outs = body->Run(args, call.pool, captures);
-    if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", it));
-    std::vector<RtValue>& o = *outs;
+    std::vector<RtValue> o;
+    if (!fast || !fast->Run(args, captures, call.pool, o)) {
+      auto outs = body->Run(args, call.pool, captures);
+      if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", it));
+      o = std::move(outs).value();
+    }
     if (!o[0].is_tensor()) return InvalidArgument("the body's condition output is not a tensor");
     OC_ASSIGN_OR_RETURN(cond, TruthOf(o[0].tensor, "the body's condition output"));
     for (size_t i = 0; i < n; ++i) args[2 + i] = std::move(o[1 + i]);
@@ -276,6 +369,8 @@ Status ScanCore(NativeCall& call, const Interpreter& body, std::vector<RtValue> 
     len = l;
   }
   std::vector<std::vector<HostTensor>> slices(k);
+  FastBody* fast = FastBodyOf(call, "body");
+  const std::vector<RtValue> captures = call.CapturesOf("body");
   for (int64_t t = 0; t < len; ++t) {
     std::vector<RtValue> args = states;
     for (size_t j = 0; j < m; ++j) {
@@ -284,12 +379,16 @@ Status ScanCore(NativeCall& call, const Interpreter& body, std::vector<RtValue> 
       s.shape.erase(s.shape.begin() + in_axes[j]);
       args.push_back(RtValue::FromTensor(std::move(s)));
     }
-    auto outs = body.Run(args, call.pool, call.CapturesOf("body"));
-    if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", t));
-    for (size_t i = 0; i < n; ++i) states[i] = std::move((*outs)[i]);
+    std::vector<RtValue> o;
+    if (!fast || !fast->Run(args, captures, call.pool, o)) {
+      auto outs = body.Run(args, call.pool, captures);
+      if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", t));
+      o = std::move(outs).value();
+    }
+    for (size_t i = 0; i < n; ++i) states[i] = std::move(o[i]);
     for (size_t j = 0; j < k; ++j) {
-      if (!(*outs)[n + j].is_tensor()) return InvalidArgument("scan output ", j, " is not a tensor");
-      slices[j].push_back(std::move((*outs)[n + j].tensor));
+      if (!o[n + j].is_tensor()) return InvalidArgument("scan output ", j, " is not a tensor");
+      slices[j].push_back(std::move(o[n + j].tensor));
     }
   }
   out_states = std::move(states);
@@ -409,7 +508,7 @@ class ControlFlowKernel final : public Kernel {
       vals[i] = RtValue::FromTensor(std::move(t));
       ptrs[i] = &vals[i];
     }
-    NativeCall call{node_, ptrs, std::vector<RtValue>(io.num_outputs), *io.pool, &mu_, &bodies_};
+    NativeCall call{node_, ptrs, std::vector<RtValue>(io.num_outputs), *io.pool, &mu_, &bodies_, &fast_bodies_};
     OC_RETURN_IF_ERROR(fn_(call));
     for (size_t i = 0; i < io.num_outputs; ++i) {
       if (!io.outputs[i]) continue;
@@ -430,6 +529,7 @@ class ControlFlowKernel final : public Kernel {
   std::vector<DataType> in_types_, out_types_;
   std::mutex mu_;
   std::map<const Graph*, std::unique_ptr<Interpreter>> bodies_;
+  std::map<const Graph*, std::shared_ptr<FastBody>> fast_bodies_;
 };
 
 Expected<KernelPtr> MakeControlFlow(const KernelInit& init) {
