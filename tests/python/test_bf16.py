@@ -172,3 +172,23 @@ def test_precision_mode_v2_flags(net, tmp_path):
         assert proc.returncode != 0 and bad in out and "not supported" in out, out
     _, proc = atc_compile(path, str(tmp_path / "junk"), check=False, extra=["--precision_mode_v2=bf17"])
     assert proc.returncode != 0 and "bf17" in proc.stdout + proc.stderr
+
+
+def test_bf16_mode_with_dynamic_batch(net, tmp_path):
+    # Unknown batch: the graph is specialised per shape at run time, in the
+    # mode atc recorded in the .om.
+    d, model, path, x, ref = net
+    outs = {}
+    for mode in ["force_fp32", "allow_fp32_to_bf16"]:
+        om, _ = atc_compile(path, str(tmp_path / mode), input_shapes={"x": [-1, 3, 22, 22]},
+                            extra=[f"--precision_mode={mode}"])
+        wd = tmp_path / f"run_{mode}"
+        wd.mkdir()
+        outs[mode], _ = msame_run(om, [x], str(wd), extra=["--dymShape", "x:2,3,22,22", "--outputSize",
+                                                                   ",".join(str(r.nbytes) for r in ref)])
+    for got, want in zip(outs["allow_fp32_to_bf16"], ref):
+        np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2 * np.max(np.abs(want)))
+    if cpu_has_bf16():
+        e16 = max(rel_err(a, b) for a, b in zip(outs["allow_fp32_to_bf16"], ref))
+        e32 = max(rel_err(a, b) for a, b in zip(outs["force_fp32"], ref))
+        assert e16 > 10 * e32, (e16, e32)
