@@ -24,7 +24,8 @@ TEST(PassPipeline, PassesAreListedInOrderWithUniqueNames) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"inline-constant-if", "shape-inference", "legalize-types",
                                              "fuse-qdq", "constant-folding", "remove-identity",
-                                             "fold-conv-batchnorm", "fuse-bias-activation", "mark-bf16",
+                                             "fold-conv-batchnorm", "fuse-layernorm", "fuse-gelu",
+                                             "fuse-attention", "pack-qkv", "fuse-bias-activation", "mark-bf16",
                                              "dead-code-elimination", "memory-planning"}));
 }
 

@@ -1,0 +1,221 @@
+// fuse-attention: scaled dot-product attention as exporters before opset 23
+// spell it, on 4-D [batch, heads, seq, head_dim] operands:
+//   S = MatMul(Q, Kt)                  Kt = [B, H, D, Skv] (K transposed)
+//   S = S / c  or  S * c               any number of scalar scales, also on Q / Kt
+//   S = Where(causal, S, -big)         GPT-2's constant lower-triangular bool mask
+//   S = S + M                          one additive mask, broadcast to S
+//   Y = MatMul(Softmax(S, axis=-1), V)
+// becomes one Attention-23 node (scale attribute, attn_mask, is_causal), whose
+// kernel never materialises the [Sq, Skv] score matrix for long sequences.
+// Every intermediate must be read only by the next node of the chain.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "passes/fusion_util.h"
+#include "passes/passes.h"
+
+namespace oc {
+namespace {
+
+using fusion::IsF32Static;
+using fusion::IsOp;
+using fusion::Scalar;
+
+struct Match {
+  Node* qk = nullptr;          // MatMul(Q, Kt)
+  Value* q = nullptr;
+  Value* kt = nullptr;
+  Value* mask = nullptr;       // additive float mask or nullptr
+  bool causal = false;
+  double scale = 1.0;
+  std::vector<Node*> nodes;    // everything the Attention node replaces
+};
+
+struct AttentionFuser {
+  Graph& graph;
+  fusion::Uses uses{graph};
+
+  // True when the constant bool `cond`, broadcast to [.., s, s], keeps exactly
+  // the keys j <= i for every query i.
+  static bool IsCausalCondition(const Value* cond, int64_t s) {
+    if (!cond || !cond->constant || cond->dtype != DataType::kBool || !cond->IsStatic()) return false;
+    const auto& sh = cond->shape;
+    if (sh.size() < 2 || sh[sh.size() - 1] != s || sh[sh.size() - 2] != s) return false;
+    const auto* c = cond->constant->as<uint8_t>();
+    const int64_t planes = cond->NumElements() / (s * s);
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < s; ++i)
+        for (int64_t j = 0; j < s; ++j)
+          if ((c[(p * s + i) * s + j] != 0) != (j <= i)) return false;
+    return true;
+  }
+
+  // A mask broadcastable (numpy) to `full` without broadcasting the key dim,
+  // as Attention's attn_mask takes it.
+  static bool IsAttnMask(const Value* m, const std::vector<int64_t>& full) {
+    if (!IsF32Static(m) || m->shape.empty() || m->shape.size() > full.size()) return false;
+    if (m->shape.back() != full.back()) return false;
+    const size_t off = full.size() - m->shape.size();
+    for (size_t i = 0; i < m->shape.size(); ++i)
+      if (m->shape[i] != 1 && m->shape[i] != full[off + i]) return false;
+    return true;
+  }
+
+  // Walks from the Softmax input back to MatMul(Q, Kt). `reader` is the node
+  // that reads `cur` (it must be its only reader).
+  // `scaled_later`: a scale was met on the way back, i.e. it applies after
+  // everything still to come.
+  bool Walk(Value* cur, const Node* reader, const std::vector<int64_t>& full, bool scaled_later, Match* m) {
+    if (!uses.OnlyBy(cur, reader) || !IsF32Static(cur) || cur->shape != full) return false;
+    Node* p = cur->producer;
+    if (!p || !p->domain.empty()) return false;
+    const std::string& op = p->op_type;
+    if (op == "MatMul") {
+      if (p->inputs.size() != 2) return false;
+      m->qk = p;
+      m->q = p->inputs[0];
+      m->kt = p->inputs[1];
+      m->nodes.push_back(p);
+      return true;
+    }
+    if (op == "Div" || op == "Mul") {
+      if (p->inputs.size() != 2) return false;
+      const int chain = Scalar(p->inputs[1]) ? 0 : (op == "Mul" && Scalar(p->inputs[0]) ? 1 : -1);
+      if (chain < 0) return false;
+      const float c = *Scalar(p->inputs[1 - chain]);
+      if (!(c > 0.f) || !std::isfinite(c)) return false;
+      m->scale *= op == "Div" ? 1.0 / c : c;
+      m->nodes.push_back(p);
+      return Walk(p->inputs[chain], p, full, true, m);
+    }
+    if (op == "Where") {
+      if (m->causal || p->inputs.size() != 3) return false;
+      auto fill = Scalar(p->inputs[2]);
+      const int64_t s = full[3];
+      if (full[2] != s || !fill || !(*fill <= -1e4f) || !IsCausalCondition(p->inputs[0], s)) return false;
+      m->causal = true;
+      m->nodes.push_back(p);
+      return Walk(p->inputs[1], p, full, scaled_later, m);
+    }
+    if (op == "Add") {
+      // A scale after the mask would scale the mask too.
+      if (m->mask || scaled_later || p->inputs.size() != 2) return false;
+      const size_t before = m->nodes.size();
+      for (int chain = 0; chain < 2; ++chain) {
+        Value* mask = p->inputs[1 - chain];
+        if (mask == p->inputs[chain] || !IsAttnMask(mask, full)) continue;
+        Match trial = *m;
+        trial.mask = mask;
+        trial.nodes.push_back(p);
+        if (Walk(p->inputs[chain], p, full, false, &trial)) {
+          *m = std::move(trial);
+          return true;
+        }
+      }
+      m->nodes.resize(before);
+      return false;
+    }
+    return false;
+  }
+
+  bool TryFuse(Node* softmax) {
+    if (!IsOp(softmax, "Softmax") || softmax->inputs.size() != 1) return false;
+    Value* s = softmax->input(0);
+    Value* probs = softmax->output(0);
+    if (!IsF32Static(s) || s->shape.size() != 4) return false;
+    // Softmax before opset 13 flattens from `axis` (default 1); over the last
+    // axis both spellings are the same.
+    const int64_t def_axis = softmax->opset >= 13 ? -1 : 1;
+    const int64_t axis = softmax->GetInt("axis", def_axis);
+    if (axis != -1 && axis != 3) return false;
+    Node* pv = uses.Sole(probs);
+    if (!IsOp(pv, "MatMul") || pv->inputs.size() != 2 || pv->inputs[0] != probs) return false;
+    Value* v = pv->inputs[1];
+    Value* out = pv->output(0);
+
+    Match m;
+    m.nodes = {pv, softmax};
+    const std::vector<int64_t>& full = s->shape;  // [B, H, Sq, Skv]
+    if (!Walk(s, softmax, full, false, &m)) return false;
+
+    // Pre-scaled operands: Mul(Q, c) / Mul(Kt, c) read only by the QK MatMul.
+    for (Value** operand : {&m.q, &m.kt}) {
+      Value* x = *operand;
+      Node* p = x->producer;
+      if (!p || !(IsOp(p, "Mul") || IsOp(p, "Div")) || p->inputs.size() != 2 || !uses.OnlyBy(x, m.qk)) continue;
+      const int chain = Scalar(p->inputs[1]) ? 0 : (IsOp(p, "Mul") && Scalar(p->inputs[0]) ? 1 : -1);
+      if (chain < 0 || p->inputs[chain]->shape != x->shape || p->inputs[chain] == m.q || p->inputs[chain] == m.kt)
+        continue;
+      const float c = *Scalar(p->inputs[1 - chain]);
+      if (!(c > 0.f) || !std::isfinite(c)) continue;
+      m.scale *= IsOp(p, "Div") ? 1.0 / c : c;
+      m.nodes.push_back(p);
+      *operand = p->inputs[chain];
+    }
+
+    Value* q = m.q;
+    Value* kt = m.kt;
+    if (q == kt || !IsF32Static(q) || !IsF32Static(kt) || !IsF32Static(v) || !IsF32Static(out)) return false;
+    if (q->shape.size() != 4 || kt->shape.size() != 4 || v->shape.size() != 4) return false;
+    const int64_t b = full[0], h = full[1], sq = full[2], skv = full[3], d = q->shape[3];
+    if (q->shape != std::vector<int64_t>{b, h, sq, d} || kt->shape != std::vector<int64_t>{b, h, d, skv} ||
+        v->shape[0] != b || v->shape[1] != h || v->shape[2] != skv ||
+        out->shape != std::vector<int64_t>{b, h, sq, v->shape[3]})
+      return false;
+
+    // K = Kt with its last two axes swapped: retarget the Transpose that made Kt
+    // when only the QK MatMul reads it, else add one.
+    Value* k = nullptr;
+    Node* tr = kt->producer;
+    if (IsOp(tr, "Transpose") && uses.OnlyBy(kt, m.qk) && tr->input(0) && tr->input(0)->shape.size() == 4) {
+      std::vector<int64_t> perm = tr->GetInts("perm", {3, 2, 1, 0});
+      std::swap(perm[2], perm[3]);
+      if (perm == std::vector<int64_t>{0, 1, 2, 3}) {
+        k = tr->input(0);
+        m.nodes.push_back(tr);
+      } else {
+        tr->SetInts("perm", perm);
+        std::swap(kt->shape[2], kt->shape[3]);
+        std::swap(kt->dim_params[2], kt->dim_params[3]);
+        k = kt;
+      }
+    } else {
+      k = fusion::NewValue(graph, kt->name + "_k", DataType::kFloat32, {b, h, skv, d});
+      fusion::AddOnnxNode(graph, "Transpose", 13, kt->name + "_untranspose", {kt}, {k})
+          ->SetInts("perm", {0, 1, 3, 2});
+    }
+
+    const std::string name = m.qk->name.empty() ? "attention" : m.qk->name + "_attention";
+    for (Node* n : m.nodes) graph.RemoveNode(n);
+    std::vector<Value*> inputs = {q, k, v};
+    if (m.mask) inputs.push_back(m.mask);
+    Node* att = fusion::AddOnnxNode(graph, "Attention", 23, name, std::move(inputs), {out});
+    att->SetFloat("scale", static_cast<float>(m.scale));
+    if (m.causal) att->SetInt("is_causal", 1);
+    uses.Rebuild();
+    return true;
+  }
+};
+
+Status FuseAttention(Graph& graph) {
+  AttentionFuser f{graph};
+  // Softmax outputs as anchors: values outlive the nodes a rewrite removes.
+  std::vector<Value*> anchors;
+  for (auto& n : graph.nodes())
+    if (IsOp(n.get(), "Softmax") && n->output(0)) anchors.push_back(n->output(0));
+  bool changed = false;
+  for (Value* a : anchors)
+    if (a->producer) changed |= f.TryFuse(a->producer);
+  if (!changed) return Status::Ok();
+  return graph.TopologicalSort();
+}
+
+}  // namespace
+
+Status RunFuseAttention(Graph& graph, const CompileOptions& options) {
+  if (!options.fuse) return Status::Ok();
+  return FuseAttention(graph);
+}
+
+}  // namespace oc

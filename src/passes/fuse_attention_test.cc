@@ -1,0 +1,169 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "passes/pass_test_util.h"
+#include "passes/passes.h"
+
+namespace oc {
+namespace {
+
+using testing::Const;
+using testing::OpSequence;
+using testing::Tensor;
+
+constexpr int64_t B = 1, H = 2, S = 4, D = 8;
+
+struct Built {
+  Value *q, *k, *v, *y;
+};
+
+// Q, K [B,H,S,D] inputs; Kt = Transpose(K); scores -> [mid] -> Softmax -> MatMul(V).
+// `mid` appends nodes between the QK MatMul output and the Softmax input.
+template <typename Mid>
+Built Build(Graph& g, Mid mid, int64_t softmax_axis = -1) {
+  g.opset_imports[""] = 14;
+  Built b;
+  b.q = Tensor(g, "q", {B, H, S, D});
+  b.k = Tensor(g, "k", {B, H, S, D});
+  b.v = Tensor(g, "v", {B, H, S, D});
+  Value* kt = Tensor(g, "kt", {B, H, D, S});
+  Value* scores = Tensor(g, "scores", {B, H, S, S});
+  g.inputs = {b.q, b.k, b.v};
+  g.AddNode("Transpose", "kt", {b.k}, {kt})->SetInts("perm", {0, 1, 3, 2});
+  g.AddNode("MatMul", "qk", {b.q, kt}, {scores});
+  Value* pre = mid(scores);
+  Value* p = Tensor(g, "p", {B, H, S, S});
+  b.y = Tensor(g, "y", {B, H, S, D});
+  g.AddNode("Softmax", "softmax", {pre}, {p})->SetInt("axis", softmax_axis);
+  g.AddNode("MatMul", "pv", {p, b.v}, {b.y});
+  g.outputs = {b.y};
+  return b;
+}
+
+Status RunPass(Graph& g) { return RunFuseAttention(g, CompileOptions{}); }
+
+TEST(PassFuseAttention, BertScaleAndAdditiveMaskBecomeAttention) {
+  Graph g;
+  Value* mask = nullptr;
+  Built b = Build(g, [&](Value* s) {
+    Value* scaled = Tensor(g, "scaled", {B, H, S, S});
+    Value* masked = Tensor(g, "masked", {B, H, S, S});
+    mask = Tensor(g, "mask", {B, 1, 1, S});
+    g.inputs.push_back(mask);
+    g.AddNode("Div", "div", {s, Const<float>(g, "c", {}, {std::sqrt(8.f)})}, {scaled});
+    g.AddNode("Add", "add", {mask, scaled}, {masked});
+    return masked;
+  });
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Attention"}));
+  Node* n = g.nodes()[0].get();
+  EXPECT_EQ(n->opset, 23);
+  // Kt = Transpose(K, [0,1,3,2]) undoes to K itself.
+  EXPECT_EQ(n->inputs, (std::vector<Value*>{b.q, b.k, b.v, mask}));
+  EXPECT_EQ(n->outputs[0], b.y);
+  EXPECT_NEAR(n->GetFloat("scale", 0), 1 / std::sqrt(8.f), 1e-6);
+  EXPECT_EQ(n->GetInt("is_causal", 0), 0);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseAttention, Gpt2CausalWhereBecomesIsCausal) {
+  Graph g;
+  Built b = Build(g, [&](Value* s) {
+    std::vector<uint8_t> tri(S * S);
+    for (int i = 0; i < S; ++i)
+      for (int j = 0; j < S; ++j) tri[i * S + j] = j <= i;
+    Value* cond = Const<uint8_t>(g, "causal", {1, 1, S, S}, tri);
+    cond->dtype = DataType::kBool;
+    Value* scaled = Tensor(g, "scaled", {B, H, S, S});
+    Value* masked = Tensor(g, "masked", {B, H, S, S});
+    g.AddNode("Mul", "mul", {Const<float>(g, "c", {}, {0.5f}), s}, {scaled});
+    g.AddNode("Where", "where",
+              {cond, scaled, Const<float>(g, "fill", {}, {std::numeric_limits<float>::lowest()})}, {masked});
+    return masked;
+  });
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Attention"}));
+  Node* n = g.nodes()[0].get();
+  EXPECT_EQ(n->inputs.size(), 3u);
+  EXPECT_EQ(n->GetInt("is_causal", 0), 1);
+  EXPECT_FLOAT_EQ(n->GetFloat("scale", 0), 0.5f);
+  EXPECT_EQ(n->outputs[0], b.y);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseAttention, KeyTransposeFromHeadSplitIsRetargeted) {
+  // BERT exports K^T as one Transpose(perm [0,2,3,1]) of the [B,S,H,D] projection.
+  Graph g;
+  g.opset_imports[""] = 14;
+  Value* q = Tensor(g, "q", {B, H, S, D});
+  Value* kx = Tensor(g, "kx", {B, S, H, D});
+  Value* v = Tensor(g, "v", {B, H, S, D});
+  Value* kt = Tensor(g, "kt", {B, H, D, S});
+  Value* scores = Tensor(g, "scores", {B, H, S, S});
+  Value* p = Tensor(g, "p", {B, H, S, S});
+  Value* y = Tensor(g, "y", {B, H, S, D});
+  g.inputs = {q, kx, v};
+  g.AddNode("Transpose", "kt", {kx}, {kt})->SetInts("perm", {0, 2, 3, 1});
+  g.AddNode("MatMul", "qk", {q, kt}, {scores});
+  g.AddNode("Softmax", "softmax", {scores}, {p})->SetInt("axis", 3);
+  g.AddNode("MatMul", "pv", {p, v}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Transpose", "Attention"}));
+  EXPECT_EQ(g.nodes()[0]->GetInts("perm"), (std::vector<int64_t>{0, 2, 1, 3}));
+  EXPECT_EQ(kt->shape, (std::vector<int64_t>{B, H, S, D}));
+  EXPECT_FLOAT_EQ(g.nodes()[1]->GetFloat("scale", 0), 1.f);  // no scale in the graph
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseAttention, SoftmaxOverAnotherAxisIsLeftAlone) {
+  Graph g;
+  Build(g, [](Value* s) { return s; }, /*softmax_axis=*/2);
+  ASSERT_TRUE(RunPass(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Transpose", "MatMul", "Softmax", "MatMul"}));
+}
+
+TEST(PassFuseAttention, NonConstantScaleIsLeftAlone) {
+  Graph g;
+  Build(g, [&](Value* s) {
+    Value* c = Tensor(g, "c", {});
+    g.inputs.push_back(c);
+    Value* scaled = Tensor(g, "scaled", {B, H, S, S});
+    g.AddNode("Div", "div", {s, c}, {scaled});
+    return scaled;
+  });
+  ASSERT_TRUE(RunPass(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Transpose", "MatMul", "Div", "Softmax", "MatMul"}));
+}
+
+TEST(PassFuseAttention, ScoresReadElsewhereAreLeftAlone) {
+  Graph g;
+  Value* scores = nullptr;
+  Build(g, [&](Value* s) {
+    scores = s;
+    return s;
+  });
+  g.outputs.push_back(scores);
+  ASSERT_TRUE(RunPass(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Transpose", "MatMul", "Softmax", "MatMul"}));
+}
+
+TEST(PassFuseAttention, NonCausalWhereIsLeftAlone) {
+  Graph g;
+  Build(g, [&](Value* s) {
+    std::vector<uint8_t> cond_data(S * S, 1);
+    cond_data[1] = 0;  // not triangular
+    Value* cond = Const<uint8_t>(g, "cond", {S, S}, cond_data);
+    cond->dtype = DataType::kBool;
+    Value* masked = Tensor(g, "masked", {B, H, S, S});
+    g.AddNode("Where", "where", {cond, s, Const<float>(g, "fill", {}, {-1e9f})}, {masked});
+    return masked;
+  });
+  ASSERT_TRUE(RunPass(g).ok());
+  EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Transpose", "MatMul", "Where", "Softmax", "MatMul"}));
+}
+
+}  // namespace
+}  // namespace oc

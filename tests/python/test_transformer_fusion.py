@@ -1,0 +1,78 @@
+"""The transformer fusion passes end to end: opset-14 exports of BERT, GPT-2 and
+a LLaMA MLP compile (atc) into the fused ops and match onnxruntime at rtol 1e-3."""
+import collections
+import json
+import os
+
+import numpy as np
+import pytest
+
+import transformer_models as tm
+from oc_harness import ATC, assert_close, atc_compile, msame_run, ort_run, run_tool, save_model
+
+RNG = np.random.default_rng(77)
+
+
+def compile_check(model, feeds, tmp_path, extra=()):
+    """Compiles, runs and compares with onnxruntime; returns a Counter of the
+    node types in the compiled .om."""
+    expected = ort_run(model, feeds)
+    path = save_model(model, str(tmp_path))
+    om, _ = atc_compile(path, str(tmp_path / "model"), {k: list(v.shape) for k, v in feeds.items()}, extra)
+    outs, _ = msame_run(om, list(feeds.values()), str(tmp_path))
+    assert len(outs) == len(expected)
+    for a, e in zip(outs, expected):
+        assert_close(a, e, rtol=1e-3, atol=1e-4)
+    js = str(tmp_path / "model.json")
+    run_tool([ATC, "--mode=1", f"--om={om}", f"--json={js}"])
+    doc = json.load(open(js))
+    nodes = doc["graph"]["nodes"] if "graph" in doc else doc["nodes"]
+    return collections.Counter((n["domain"] + "::" if n["domain"] else "") + n["op_type"] for n in nodes)
+
+
+@pytest.mark.parametrize("batch,seq", [(1, 16), (2, 12)])
+def test_bert_opset14_fuses_attention_layernorm_gelu(tmp_path, batch, seq):
+    layers = 2
+    mask = np.ones((batch, seq), np.int64)
+    mask[:, seq - 3:] = 0
+    feeds = {"hidden_in": RNG.standard_normal((batch, seq, 32), dtype=np.float32), "attention_mask": mask}
+    ops = compile_check(tm.bert(batch=batch, seq=seq, layers=layers), feeds, tmp_path)
+    assert ops["Attention"] == layers, ops
+    assert ops["LayerNormalization"] == 2 * layers, ops
+    for gone in ["Softmax", "Erf", "ReduceMean", "Sqrt", "Div", "Pow"]:
+        assert ops[gone] == 0, (gone, ops)
+    # Q/K/V packed into one GEMM per layer; the MLP's first GEMM carries GELU.
+    assert ops["Split"] == layers, ops
+    fused = ops["com.opencann::FusedMatMul"]
+    assert fused == 4 * layers, ops
+
+
+@pytest.mark.parametrize("seq", [16, 7])
+def test_gpt2_opset14_causal_where_becomes_is_causal(tmp_path, seq):
+    layers = 2
+    feeds = {"hidden_in": RNG.standard_normal((1, seq, 32), dtype=np.float32)}
+    ops = compile_check(tm.gpt2(seq=seq, layers=layers), feeds, tmp_path)
+    assert ops["Attention"] == layers, ops
+    assert ops["LayerNormalization"] == 2 * layers + 1, ops
+    for gone in ["Softmax", "Where", "Tanh", "ReduceMean", "Gelu"]:
+        assert ops[gone] == 0, (gone, ops)
+    assert ops["com.opencann::FusedMatMul"] == 4 * layers, ops
+
+
+def test_gpt2_om_marks_attention_causal(tmp_path):
+    model = tm.gpt2(seq=8, layers=1)
+    path = save_model(model, str(tmp_path))
+    om, _ = atc_compile(path, str(tmp_path / "m"))
+    js = str(tmp_path / "m.json")
+    run_tool([ATC, "--mode=1", f"--om={om}", f"--json={js}"])
+    text = open(js).read()
+    assert '"is_causal"' in text
+
+
+def test_llama_rmsnorm_and_gate_up_packing(tmp_path):
+    feeds = {"hidden_in": RNG.standard_normal((1, 8, 32), dtype=np.float32)}
+    ops = compile_check(tm.llama_mlp(), feeds, tmp_path)
+    assert ops["RMSNormalization"] == 1, ops
+    assert ops["Split"] == 1, ops
+    assert ops["ReduceMean"] == 0 and ops["Reciprocal"] == 0, ops
+
