@@ -447,3 +447,13 @@ def test_depthwise_direct_path(attrs):
     m = make_model([helper.make_node("ConvInteger", ["x", "w", "zx", "zw"], ["y"], group=c, **attrs)],
                    [("x", xu)], ["y"], [("w", wu), ("zx", np.uint8(90)), ("zw", q8((c,), np.uint8))], opset=10)
     np.testing.assert_array_equal(run_ours(m, {"x": xu})[0], ReferenceEvaluator(m).run(None, {"x": xu})[0])
+
+
+@pytest.mark.parametrize("precision", [TensorProto.FLOAT16, TensorProto.BFLOAT16])
+def test_quantize_precision_attribute_matches_onnx_reference(precision):
+    # opset 23+: x and the scale are cast to `precision` and divided there.
+    from onnx.reference import ReferenceEvaluator
+    x = (R.standard_normal((4, 33)) * 20).astype(np.float32)
+    m = make_model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], precision=precision)],
+                   [("x", x)], ["q"], [("s", np.float32(0.0731)), ("z", np.int8(3))], opset=23)
+    np.testing.assert_array_equal(run_ours(m, {"x": x})[0], ReferenceEvaluator(m).run(None, {"x": x})[0])
