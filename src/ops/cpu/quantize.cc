@@ -1,5 +1,7 @@
 // QuantizeLinear, DequantizeLinear (opsets 10..newest: per-tensor, per-axis and
-// blocked scales, output_dtype, precision) and DynamicQuantizeLinear.
+// blocked scales, output_dtype, precision, saturate; 8/16/32-bit integers,
+// packed int4/uint4/int2/uint2, the float8 family and float4 E2M1) and
+// DynamicQuantizeLinear.
 //
 // Numerics follow the ONNX definition and its reference implementation:
 //   Q:  y = saturate(rint(x / scale) + zero_point), rint = round half to even;
@@ -10,7 +12,10 @@
 //       output type (output_dtype, else the scale's type).
 // The element loops convert a chunk of up to kChunk values to double, do the
 // arithmetic there (exact: every source type fits a double) with the rounding
-// steps above, and store the chunk in the target type.
+// steps above, and store the chunk in the target type. float32 <-> 8/16-bit
+// integers with one scale per row, the common case, have float fast paths
+// (QuantizeRowF32 / DequantizeRowF32) with the same results. Packed sub-byte
+// outputs are written by one thread (neighbouring chunks share bytes).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
