@@ -221,3 +221,34 @@ def test_sequence_model_through_atc_and_msame():
     assert len(outs) == 3
     for i, (a, e) in enumerate(zip(outs, expected)):
         oc_harness.assert_close(np.asarray(a).reshape(np.asarray(e).shape) if i == 1 else a, e, what=f"output {i}")
+
+
+def shape_if_model():
+    """An If on a shape, as exporters write it: y = If(Shape(x)[0] == 2) then
+    Relu(x) else -x. The branches declare no output shapes, so only inlining
+    the branch the compiler can decide makes the model static."""
+    then_g = graph_attr([helper.make_node("Relu", ["x"], ["t"])], "then", [],
+                        [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)])
+    else_g = graph_attr([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                        [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)])
+    nodes = [helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("Gather", ["s", "zero"], ["d0"], axis=0),
+             helper.make_node("Equal", ["d0", "two"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)]
+    g = graph_attr(nodes, "shape_if", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+                   [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+                   {"zero": np.array(0, np.int64), "two": np.array(2, np.int64)})
+    return model_of(g)
+
+
+@pytest.mark.parametrize("rows", [2, 3])
+def test_if_on_a_shape_compiles_static(rows):
+    model = shape_if_model()
+    x = f32(rows, 4)
+    oc_harness.compile_and_compare(model, {"x": x})
+    with tempfile.TemporaryDirectory() as d:
+        path = oc_harness.save_model(model, d)
+        om, _ = oc_harness.atc_compile(path, os.path.join(d, "model"), {"x": [rows, 4]})
+        summary = oc_harness.run_tool([oc_harness.ATC, "--mode=6", f"--om={om}"]).stdout
+    assert "format version:   1" in summary, summary  # no subgraph left: a plain static model
+    assert "If" not in summary and ("Relu" if rows == 2 else "Neg") in summary, summary
