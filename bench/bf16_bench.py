@@ -142,6 +142,50 @@ def resnet_agreement(build, onnx_path, work, images, batch):
             "top1_centred": top1c, "distinct_centred": distinct_c}
 
 
+def sample_files(n, seed):
+    """n readable files of many types from this machine (sources, docs, data,
+    libraries), chosen deterministically."""
+    roots = [REPO, "/usr/share", "/usr/lib/python3", "/usr/include", "/etc", "/usr/lib/x86_64-linux-gnu"]
+    files = []
+    for root in roots:
+        for dirpath, dirnames, names in os.walk(root):
+            dirnames[:] = [d for d in dirnames if not d.startswith((".git", "build"))]
+            for name in names:
+                p = os.path.join(dirpath, name)
+                if os.path.isfile(p) and not os.path.islink(p) and os.path.getsize(p) >= 64:
+                    files.append(p)
+            if len(files) > 200000:
+                break
+    files.sort()
+    rng = np.random.default_rng(seed)
+    return [files[i] for i in rng.choice(len(files), size=min(n, len(files)), replace=False)]
+
+
+def magika_agreement(build, work, n, batch, zoo_dir):
+    """Top-1 agreement of magika's trained file-type classifier (Conv + 2
+    MatMul, 214 labels; its ONNX model ships in the magika wheel) between the
+    fp32 and the bf16 .om, over n files of this machine."""
+    sys.path.insert(0, os.path.join(REPO, "scripts"))
+    import model_zoo as szoo
+    path = os.path.join(zoo_dir, "magika_v3_3.onnx")
+    if not os.path.exists(path):
+        return None
+    files = sample_files(n, 11)
+    feats = np.stack([szoo.magika_features(open(p, "rb").read()) for p in files])
+    oms = {m: atc(build, path, os.path.join(work, f"magika_b{batch}_{m}"), m, f"bytes:{batch},2048")[0]
+           for m in MODES}
+    scores = {m: [] for m in MODES}
+    for s in range(0, len(files), batch):
+        fb = feats[s:s + batch]
+        if len(fb) < batch:
+            fb = np.concatenate([fb, np.full((batch - len(fb), fb.shape[1]), 256, np.int32)])
+        for m in MODES:
+            scores[m].append(msame_outputs(build, oms[m], [fb], work, f"magika_{m}")[:min(batch, len(files) - s)])
+    a, b = (np.concatenate(scores[m]) for m in MODES)
+    return {"files": len(files), "top1": float(np.mean(a.argmax(1) == b.argmax(1))),
+            "distinct_classes": len(set(a.argmax(1).tolist())), "max_abs_score": float(np.max(np.abs(a - b)))}
+
+
 def bert_accuracy(build, onnx_path, work, n, vocab, seq):
     oms = {m: atc(build, onnx_path, os.path.join(work, f"bert_{m}"), m)[0] for m in MODES}
     rng = np.random.default_rng(5)
@@ -191,6 +235,13 @@ def write_section(doc, rows, acc, args, command, load_before, load_after):
                   "scale), since no image data set is available here; the torchvision export has default-"
                   "initialised (untrained) weights, so margins between classes are those of a random network, "
                   "not of a trained one."]
+    if acc.get("magika"):
+        a = acc["magika"]
+        lines += [f"- A trained classifier: magika's file-type model (weights from its PyPI wheel; one Conv and two "
+                  f"MatMul in bf16), fp32 vs bf16 .om over {a['files']} files of this machine (sources, docs, "
+                  f"data, libraries; {a['distinct_classes']} distinct labels predicted): top-1 agreement "
+                  f"**{100 * a['top1']:.1f}%**, largest score difference {a['max_abs_score']:.4f} (scores are "
+                  "probabilities)."]
     if "bert_base" in acc:
         a = acc["bert_base"]
         lines += [f"- BERT-base-sized encoder (model_zoo.transformer_encoder, random weights, seq 128): final "
@@ -218,6 +269,7 @@ def main():
     ap.add_argument("--images", type=int, default=200)
     ap.add_argument("--batch", type=int, default=20)
     ap.add_argument("--bert-inputs", type=int, default=4)
+    ap.add_argument("--files", type=int, default=400, help="files for the magika agreement")
     ap.add_argument("--only", default=None, help="regex over resnet50, bert_base")
     ap.add_argument("--no-accuracy", action="store_true")
     ap.add_argument("--zoo", default=os.path.expanduser("~/.cache/opencann/zoo"))
@@ -263,6 +315,8 @@ def main():
             continue
         if name == "resnet50":
             acc[name] = resnet_agreement(args.build, onnx_path, args.work, args.images, args.batch)
+            acc["magika"] = magika_agreement(args.build, args.work, args.files, 50, args.zoo)
+            print(f"  magika accuracy: {acc['magika']}", flush=True)
         else:
             acc[name] = bert_accuracy(args.build, onnx_path, args.work, args.bert_inputs, 30522, 128)
         print(f"  {name} accuracy: {acc[name]}", flush=True)
