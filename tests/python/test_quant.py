@@ -457,3 +457,15 @@ def test_quantize_precision_attribute_matches_onnx_reference(precision):
     m = make_model([helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], precision=precision)],
                    [("x", x)], ["q"], [("s", np.float32(0.0731)), ("z", np.int8(3))], opset=23)
     np.testing.assert_array_equal(run_ours(m, {"x": x})[0], ReferenceEvaluator(m).run(None, {"x": x})[0])
+
+
+@pytest.mark.parametrize("width,pad", [(70, 0), (71, 1), (97, 2)])
+def test_depthwise_stride2_wide_rows(width, pad):
+    # Rows of 32+ columns take the vector even/odd split of the stride-2 phase planes.
+    c = 8
+    x = q8((1, c, 6, width), np.uint8)
+    consts = [("sx", np.float32(0.05)), ("zx", np.uint8(77)), ("w", q8((c, 1, 3, 3), np.int8)),
+              ("sw", np.float32(0.01)), ("zw", np.int8(0)), ("sy", np.float32(0.1)), ("zy", np.uint8(128))]
+    m = make_model([helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "sy", "zy"], ["y"], group=c,
+                                     strides=[2, 2], pads=[1, pad, 1, pad])], [("x", x)], ["y"], consts, opset=10)
+    check(m, {"x": x}, requant=True)

@@ -9,7 +9,7 @@
 // threads and each is small (depthwise and grouped convs), whole products run
 // one per thread; otherwise products run in turn, each split across threads.
 // Depthwise layers (one input and output channel per group, 1-D/2-D) skip the
-// GEMM for direct loops (qlinear_depthwise.h).
+// GEMM for whole-plane sweeps over phase-split padded planes (qlinear_depthwise.h).
 // Zero points and scales: X and Y per tensor, W per tensor or per output channel.
 #include <algorithm>
 #include <cstring>
@@ -147,18 +147,12 @@ class QConvKernel final : public Kernel {
     wzp_off_ = layout_.Add(static_cast<size_t>(g_.c_out) * sizeof(int32_t));
     mult_off_ = layout_.Add(static_cast<size_t>(g_.c_out) * sizeof(double));
     if (depthwise_) {
-      // One int32 plane of sums per thread (wide, and a padded input copy, for
-      // unit column stride); planes are split across threads.
+      // Per thread: the wide int32 sums of one plane and its phase-split copy;
+      // planes are split across threads.
       slots_ = threads;
-      wide_ = g_.stride[2] == 1;
-      padded_w_ = g_.in[2] + g_.pad_begin[2] + g_.pad_end[2];
-      const int64_t padded_h = g_.in[1] + g_.pad_begin[1] + g_.pad_end[1];
-      const int64_t acc_ints = wide_ ? g_.out[1] * padded_w_ : p_;
-      slot_bytes_ = (static_cast<size_t>(acc_ints) * sizeof(int32_t) + 63) / 64 * 64;
-      if (wide_) {
-        xp_off_ = slot_bytes_;
-        slot_bytes_ += (static_cast<size_t>(padded_h * padded_w_ + g_.kernel[2] * g_.dilation[2]) + 63) / 64 * 64;
-      }
+      phases_ = qlinear::PhasesOf(g_);
+      xp_off_ = (static_cast<size_t>(g_.out[1] * phases_.pws) * sizeof(int32_t) + 63) / 64 * 64;
+      slot_bytes_ = xp_off_ + (static_cast<size_t>(phases_.Bytes(g_)) + 63) / 64 * 64;
       slots_off_ = layout_.Add(slot_bytes_ * static_cast<size_t>(slots_));
       return Status::Ok();
     }
@@ -243,64 +237,27 @@ class QConvKernel final : public Kernel {
     const uint8_t* x = p.x + (img * g_.c_in + c) * g_.InSize();
     static const bool avx512 = SelectedIsa() == Isa::kAvx512;
     const int64_t y_off = (img * g_.c_out + c) * p_;
-    if (wide_) {
-      // Padded copy of the plane (pads read as the zero point), then whole-plane sweeps.
-      uint8_t* xp = reinterpret_cast<uint8_t*>(acc) + xp_off_;
-      const int64_t IH = g_.in[1], IW = g_.in[2], PW = padded_w_;
-      const int64_t PH = IH + g_.pad_begin[1] + g_.pad_end[1];
-      const uint8_t pad = static_cast<uint8_t>(p.x_zp);
-      std::memset(xp, pad, static_cast<size_t>(PH * PW + g_.kernel[2] * g_.dilation[2]));
-      for (int64_t ih = 0; ih < IH; ++ih)
-        std::memcpy(xp + (ih + g_.pad_begin[1]) * PW + g_.pad_begin[2], x + ih * IW, static_cast<size_t>(IW));
-      if (x_type_ == DataType::kInt8) {
-        const int8_t* xs = reinterpret_cast<const int8_t*>(xp);
-#if defined(__x86_64__) || defined(_M_X64)
-        if (avx512) qlinear::DepthwisePlaneWideS8_avx512(g_, xs, PW, p.x_zp, wz, acc);
-        else
-#endif
-          qlinear::DepthwisePlaneWide(g_, xs, PW, p.x_zp, wz, acc);
-      } else {
-#if defined(__x86_64__) || defined(_M_X64)
-        if (avx512) qlinear::DepthwisePlaneWideU8_avx512(g_, xp, PW, p.x_zp, wz, acc);
-        else
-#endif
-          qlinear::DepthwisePlaneWide(g_, xp, PW, p.x_zp, wz, acc);
-      }
-      const int64_t OH = g_.out[1], OW = g_.out[2];
-      if (!q_) {
-        for (int64_t oh = 0; oh < OH; ++oh)
-          std::memcpy(static_cast<int32_t*>(p.y) + y_off + oh * OW, acc + oh * PW,
-                      static_cast<size_t>(OW) * sizeof(int32_t));
-        return;
-      }
-      qlinear::RequantCtx rq;
-      rq.mult = p.mult + (w_scale_count_ > 1 ? c : 0);
-      rq.bias = p.bias ? p.bias + c : nullptr;
-      rq.zero_point = p.y_zp;
-      rq.out_signed = y_type_ == DataType::kInt8;
-      rq.ldy = OW;
-      for (int64_t oh = 0; oh < OH; ++oh) {  // row 0 of the context each time: one bias, one multiplier
-        rq.y = static_cast<uint8_t*>(p.y) + y_off + oh * OW;
-        qlinear::RequantTile(&rq, 0, 0, 1, OW, acc + oh * PW, PW);
-      }
-      return;
-    }
+    uint8_t* xph = reinterpret_cast<uint8_t*>(acc) + xp_off_;
+    qlinear::BuildPhasePlanes(g_, phases_, x, static_cast<uint8_t>(p.x_zp), xph);
     if (x_type_ == DataType::kInt8) {
-      const int8_t* xs = reinterpret_cast<const int8_t*>(x);
+      const int8_t* xs = reinterpret_cast<const int8_t*>(xph);
 #if defined(__x86_64__) || defined(_M_X64)
-      if (avx512) qlinear::DepthwisePlaneS8_avx512(g_, xs, p.x_zp, wz, acc);
+      if (avx512) qlinear::DepthwisePhasedS8_avx512(g_, phases_, xs, p.x_zp, wz, acc);
       else
 #endif
-        qlinear::DepthwisePlane(g_, xs, p.x_zp, wz, acc);
+        qlinear::DepthwisePhased(g_, phases_, xs, p.x_zp, wz, acc);
     } else {
 #if defined(__x86_64__) || defined(_M_X64)
-      if (avx512) qlinear::DepthwisePlaneU8_avx512(g_, x, p.x_zp, wz, acc);
+      if (avx512) qlinear::DepthwisePhasedU8_avx512(g_, phases_, xph, p.x_zp, wz, acc);
       else
 #endif
-        qlinear::DepthwisePlane(g_, x, p.x_zp, wz, acc);
+        qlinear::DepthwisePhased(g_, phases_, xph, p.x_zp, wz, acc);
     }
+    const int64_t OH = g_.out[1], OW = g_.out[2], PWs = phases_.pws;
     if (!q_) {
-      std::memcpy(static_cast<int32_t*>(p.y) + y_off, acc, static_cast<size_t>(p_) * sizeof(int32_t));
+      for (int64_t oh = 0; oh < OH; ++oh)
+        std::memcpy(static_cast<int32_t*>(p.y) + y_off + oh * OW, acc + oh * PWs,
+                    static_cast<size_t>(OW) * sizeof(int32_t));
       return;
     }
     qlinear::RequantCtx rq;
@@ -308,9 +265,11 @@ class QConvKernel final : public Kernel {
     rq.bias = p.bias ? p.bias + c : nullptr;
     rq.zero_point = p.y_zp;
     rq.out_signed = y_type_ == DataType::kInt8;
-    rq.y = static_cast<uint8_t*>(p.y) + y_off;
-    rq.ldy = p_;
-    qlinear::RequantTile(&rq, 0, 0, 1, p_, acc, p_);
+    rq.ldy = OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {  // row 0 of the context each time: one bias, one multiplier
+      rq.y = static_cast<uint8_t*>(p.y) + y_off + oh * OW;
+      qlinear::RequantTile(&rq, 0, 0, 1, OW, acc + oh * PWs, PWs);
+    }
   }
 
   // One (image, group) GEMM; pool null runs it on this thread.
@@ -368,9 +327,9 @@ class QConvKernel final : public Kernel {
   ConvGeometry g_;
   int64_t mg_ = 0, cg_ = 0, k_ = 0, p_ = 0;
   int64_t w_zp_count_ = 1, w_scale_count_ = 1;
-  bool pointwise_ = false, parallel_products_ = false, depthwise_ = false, wide_ = false;
-  int64_t padded_w_ = 0;
-  size_t xp_off_ = 0;  // depthwise, wide: padded input plane, bytes into the slot
+  bool pointwise_ = false, parallel_products_ = false, depthwise_ = false;
+  qlinear::DepthwisePhases phases_;  // depthwise
+  size_t xp_off_ = 0;                // depthwise: the phase planes, bytes into the slot
   igemm::PackedOperand packed_w_;
   igemm::Plan plan_;
   ScratchLayout layout_;
