@@ -69,16 +69,19 @@ def ort_child(model, inputs_npz, threads, warmup, runs):
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
     load_ms = (time.perf_counter() - t0) * 1e3
-    ms = []
+    load_cpu_ms = (time.process_time() - c0) * 1e3
+    ms, cpu_ms = [], []
     for r in range(warmup + runs):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         sess.run(None, feeds)
         if r >= warmup:
             ms.append((time.perf_counter() - t) * 1e3)
-    print(json.dumps({"load_ms": load_ms, "run_ms": ms, "peak_rss_mb": peak_rss_mb()}))
+            cpu_ms.append((time.process_time() - c) * 1e3)
+    print(json.dumps({"load_ms": load_ms, "load_cpu_ms": load_cpu_ms, "run_ms": ms, "run_cpu_ms": cpu_ms,
+                      "peak_rss_mb": peak_rss_mb()}))
 
 
 # ---------------------------------------------------------------- models
@@ -304,13 +307,22 @@ def bench_model(m, args, work, rng):
         for key, results in got.items():
             med, p90 = stats([ms for res, _ in results for ms in res["run_ms"]])
             r[key] = {"load_ms": float(np.median([res["load_ms"] for res, _ in results])), "median_ms": med,
-                      "p90_ms": p90, "rss_mb": max(rss for _, rss in results)}
+                      "p90_ms": p90, "rss_mb": max(rss for _, rss in results),
+                      # process CPU time (all threads): steadier than wall time on a loaded machine at
+                      # 1 thread; at more threads it also counts onnxruntime's spinning workers
+                      "cpu_median_ms": float(np.median([c for res, _ in results for c in res.get("run_cpu_ms", [])]
+                                                       or [float("nan")])),
+                      "load_cpu_ms": float(np.median([res.get("load_cpu_ms", float("nan")) for res, _ in results]))}
         row["threads"][t] = r
         print(f"  {m.name:<20} threads={t}: ours {r['ours']['median_ms']:8.2f} ms (p90 {r['ours']['p90_ms']:.2f})"
               f"  ort {r['ort']['median_ms']:8.2f} ms (p90 {r['ort']['p90_ms']:.2f})"
               f"  ratio {r['ours']['median_ms'] / r['ort']['median_ms']:.2f}"
               f"  load {r['ours']['load_ms']:.0f}/{r['ort']['load_ms']:.0f} ms"
-              f"  rss {r['ours']['rss_mb']:.0f}/{r['ort']['rss_mb']:.0f} MiB  (load avg {os.getloadavg()[0]:.1f})",
+              f"  rss {r['ours']['rss_mb']:.0f}/{r['ort']['rss_mb']:.0f} MiB"
+              f"  cpu {r['ours']['cpu_median_ms']:.2f}/{r['ort']['cpu_median_ms']:.2f} ms"
+              f" (ratio {r['ours']['cpu_median_ms'] / r['ort']['cpu_median_ms']:.2f})"
+              f"  load cpu {r['ours']['load_cpu_ms']:.0f}/{r['ort']['load_cpu_ms']:.0f} ms"
+              f"  (load avg {os.getloadavg()[0]:.1f})",
               flush=True)
     return row
 
