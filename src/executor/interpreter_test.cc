@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <tuple>
 
 #include "executor/interpreter_ops.h"
 #include "ops/op_registry.h"
@@ -133,13 +135,17 @@ std::shared_ptr<Graph> CumulativeLoop(bool typed_capture = true) {
   return g;
 }
 
-// Both ways a body runs: a static executable per shape (typed body) and the
-// node-by-node interpreter (untyped capture).
-class LoopBody : public ::testing::TestWithParam<bool> {};
+// Both ways a body runs: a static executable per shape, and node by node
+// (OPENCANN_INTERPRET_BODIES=1); the capture typed or typed at the first run.
+class LoopBody : public ::testing::TestWithParam<std::tuple<bool, bool>> {
+ protected:
+  void TearDown() override { unsetenv("OPENCANN_INTERPRET_BODIES"); }
+};
 
 TEST_P(LoopBody, LoopRunsItsBodyWithCapturedOuterValues) {
-  const bool typed = GetParam();
-  auto g = CumulativeLoop(typed);
+  const bool interpret = std::get<0>(GetParam());
+  setenv("OPENCANN_INTERPRET_BODIES", interpret ? "1" : "0", 1);
+  auto g = CumulativeLoop(std::get<1>(GetParam()));
   ASSERT_TRUE(g->Verify().ok()) << g->Verify().ToString();
   ASSERT_EQ(g->nodes()[0]->NumImplicitInputs(), 1u);
   auto in = Interpreter::Create(g);
@@ -162,15 +168,19 @@ TEST_P(LoopBody, LoopRunsItsBodyWithCapturedOuterValues) {
   }
   // Interpreted: the body's Add kernel was made once and reused by every
   // iteration and run. Compiled: the interpreter made none.
-  EXPECT_EQ((*in)->kernels_created(), typed ? 0u : 1u);
+  EXPECT_EQ((*in)->kernels_created(), interpret ? 1u : 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Interpreter, LoopBody, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(Interpreter, LoopBody, ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
 // One Interpreter shared by four threads, each running the Loop at its own
 // trip counts: results stay right and the body's kernel is still made once.
-TEST(Interpreter, ConcurrentRunsShareTheKernelCache) {
-  auto g = CumulativeLoop(/*typed_capture=*/false);
+class ConcurrentLoop : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ConcurrentLoop, ConcurrentRunsShareTheKernelCache) {
+  const bool interpret = GetParam();
+  setenv("OPENCANN_INTERPRET_BODIES", interpret ? "1" : "0", 1);
+  auto g = CumulativeLoop();
   auto in = Interpreter::Create(g);
   ASSERT_TRUE(in.ok());
   ThreadPool pool(1);
@@ -189,9 +199,12 @@ TEST(Interpreter, ConcurrentRunsShareTheKernelCache) {
     });
   }
   for (auto& th : threads) th.join();
+  unsetenv("OPENCANN_INTERPRET_BODIES");
   EXPECT_EQ(bad, std::vector<int>(4, 0));
-  EXPECT_EQ((*in)->kernels_created(), 1u);
+  EXPECT_EQ((*in)->kernels_created(), interpret ? 1u : 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Interpreter, ConcurrentLoop, ::testing::Bool());
 
 TEST(Interpreter, ErrorsNameTheNodeInsideTheBody) {
   auto g = CumulativeLoop();

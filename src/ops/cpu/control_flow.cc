@@ -10,6 +10,7 @@
 //    scan outputs whose carried values keep their shape): ControlFlowKernel
 //    wraps the kernel's raw pointers as values, runs the same native code and
 //    copies the results out after checking their shapes.
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -21,7 +22,7 @@
 
 namespace oc {
 
-// A Loop/Scan body compiled like a model: captures become trailing inputs, and
+// An If branch or a Loop/Scan body compiled like a model: captures become trailing inputs, and
 // a static Executable is specialised per input-shape signature (bounded LRU,
 // ShapeSpecializer). Loop-carried values usually keep their shapes, so every
 // iteration after the first runs a flat kernel loop instead of the node-by-node
@@ -35,36 +36,50 @@ class FastBody {
     g->inputs.insert(g->inputs.end(), g->captures.begin(), g->captures.end());
     g->captures.clear();
     for (const Value* in : g->inputs)
-      if (in->kind != ValueKind::kTensor || in->dtype == DataType::kUndefined || DataTypeSize(in->dtype) == 0)
-        return nullptr;
+      if (in->kind != ValueKind::kTensor) return nullptr;
     if (g->name.empty()) g->name = "body";
     return std::make_shared<FastBody>(std::move(g));
   }
-  explicit FastBody(std::shared_ptr<Graph> g) : spec_(std::move(g), {}, 4) {}
+  explicit FastBody(std::shared_ptr<Graph> g) : graph_(std::move(g)) {}
 
   // True with `outs` filled when a static executable ran the body.
   bool Run(std::span<const RtValue> args, std::span<const RtValue> captures, ThreadPool& pool,
            std::vector<RtValue>& outs) {
     ShapeSignature sig;
     std::vector<const void*> in_ptrs;
+    std::vector<DataType> types;
     for (std::span<const RtValue> part : {args, captures})
       for (const RtValue& v : part) {
         if (!v.is_tensor()) return false;
         sig.push_back(v.tensor.shape);
+        types.push_back(v.tensor.dtype);
         in_ptrs.push_back(v.tensor.data.data());
       }
-    if (sig.size() != spec_.graph().inputs.size()) return false;
-    for (size_t i = 0; i < sig.size(); ++i) {
-      const RtValue& v = i < args.size() ? args[i] : captures[i - args.size()];
-      if (v.tensor.dtype != spec_.graph().inputs[i]->dtype) return false;
-    }
+    ShapeSpecializer* spec = nullptr;
     {
       std::lock_guard<std::mutex> lk(mu_);
-      if (disabled_) return false;
+      if (disabled_ || sig.size() != graph_->inputs.size()) return false;
+      if (!spec_) {
+        // Inputs the body leaves untyped (captures of values the parser saw
+        // without a type) take the types of the first run; later runs must match.
+        for (size_t i = 0; i < types.size(); ++i) {
+          Value* in = graph_->inputs[i];
+          if (in->dtype == DataType::kUndefined) in->dtype = types[i];
+          if (!in->has_shape) {
+            in->has_shape = true;
+            in->shape.assign(sig[i].size(), -1);
+            in->dim_params.assign(sig[i].size(), "");
+          }
+        }
+        spec_ = std::make_unique<ShapeSpecializer>(graph_, std::vector<std::span<const uint8_t>>{}, 4);
+      }
+      for (size_t i = 0; i < types.size(); ++i)
+        if (types[i] != graph_->inputs[i]->dtype || sig[i].size() != graph_->inputs[i]->shape.size()) return false;
       for (const ShapeSignature& f : failed_)
         if (f == sig) return false;
+      spec = spec_.get();
     }
-    auto exe = spec_.Get(sig);
+    auto exe = spec->Get(sig);
     if (!exe.ok() || !*exe) {
       std::lock_guard<std::mutex> lk(mu_);
       failed_.push_back(sig);
@@ -88,7 +103,8 @@ class FastBody {
   }
 
  private:
-  ShapeSpecializer spec_;
+  std::shared_ptr<Graph> graph_;  // typed at the first run, then read-only
+  std::unique_ptr<ShapeSpecializer> spec_;
   std::mutex mu_;
   std::vector<ShapeSignature> failed_;
   bool disabled_ = false;
@@ -98,8 +114,10 @@ namespace {
 
 // The static runner of graph attribute `attr`, made on first use; null when
 // the body cannot have one.
+// OPENCANN_INTERPRET_BODIES=1 runs every body node by node (debugging, tests).
 FastBody* FastBodyOf(NativeCall& call, const std::string& attr) {
   if (!call.fast_bodies) return nullptr;
+  if (const char* env = std::getenv("OPENCANN_INTERPRET_BODIES"); env && env[0] == '1') return nullptr;
   const Attribute* a = call.node.FindAttr(attr);
   if (!a || a->kind != Attribute::Kind::kGraph || !a->graph) return nullptr;
   std::lock_guard<std::mutex> lk(*call.body_mu);
@@ -259,12 +277,19 @@ Status IfOp(NativeCall& call) {
   const char* branch = take_then ? "then_branch" : "else_branch";
   OC_ASSIGN_OR_RETURN(const Interpreter* body, call.Body(branch));
   std::vector<RtValue> captures = call.CapturesOf(branch);
-  auto outs = body->Run({}, call.pool, captures);
-  if (!outs.ok()) return outs.status().WithContext(StrCat("in ", branch));
-  if (outs->size() != call.outputs.size())
-    return InvalidArgument(branch, " returned ", outs->size(), " values, the node has ", call.outputs.size(),
+  // A model that runs many times sees the same branch shapes each time: the
+  // compiled branch pays off from the second run.
+  std::vector<RtValue> outs;
+  FastBody* fast = FastBodyOf(call, branch);
+  if (!fast || !fast->Run({}, captures, call.pool, outs)) {
+    auto run = body->Run({}, call.pool, captures);
+    if (!run.ok()) return run.status().WithContext(StrCat("in ", branch));
+    outs = std::move(run).value();
+  }
+  if (outs.size() != call.outputs.size())
+    return InvalidArgument(branch, " returned ", outs.size(), " values, the node has ", call.outputs.size(),
                            " outputs");
-  call.outputs = std::move(outs).value();
+  call.outputs = std::move(outs);
   return Status::Ok();
 }
 
