@@ -19,6 +19,8 @@
 // Micro-kernels: AMX (TDPBF16PS; C as 2x2 tiles of 16x16 float) and
 // AVX512_BF16 (vdpbf16ps, 8 rows x 32 columns per pass). Where the CPU has
 // neither, DefaultBf16Ukernel() is null and callers keep the fp32 path.
+// Environment: OPENCANN_AMX=0 hides the AMX micro-kernel;
+// OPENCANN_BF16_BLOCKS=kc,mc,nc overrides the cache blocking (tuning).
 #pragma once
 
 #include <cstdint>
