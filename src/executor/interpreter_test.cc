@@ -206,6 +206,49 @@ TEST_P(ConcurrentLoop, ConcurrentRunsShareTheKernelCache) {
 
 INSTANTIATE_TEST_SUITE_P(Interpreter, ConcurrentLoop, ::testing::Bool());
 
+// A carried value that grows every iteration (acc = Concat(acc, x)) would
+// need a new compiled body per iteration; after a few the body runs node by
+// node, and the result is the same.
+TEST(Interpreter, GrowingLoopStateStopsCompilingTheBody) {
+  auto g = std::make_shared<Graph>();
+  g->opset_imports[""] = 17;
+  Value* m = Input(*g, "M", DataType::kInt64, {});
+  Value* acc0 = Input(*g, "acc0", DataType::kFloat32, {1});
+  uint8_t t = 1;
+  Value* cond = g->AddConstant("cond", DataType::kBool, {}, TensorData::Copy(&t, 1));
+  auto body = std::make_shared<Graph>();
+  body->opset_imports = g->opset_imports;
+  Input(*body, "i", DataType::kInt64, {});
+  Value* c_in = Input(*body, "c_in", DataType::kBool, {});
+  Value* acc_in = Input(*body, "acc_in", DataType::kFloat32, {-1});
+  Value* acc_out = body->AddValue("acc_out");
+  Value* c_out = body->AddValue("c_out");
+  float one = 1.f;
+  Value* k = body->AddConstant("one", DataType::kFloat32, {1}, TensorData::Copy(&one, 4));
+  Node* cat = Add(*body, "Concat", {acc_in, k}, {acc_out});
+  cat->SetInt("axis", 0);
+  Add(*body, "Identity", {c_in}, {c_out});
+  body->outputs = {c_out, acc_out};
+  Value* fin = g->AddValue("final");
+  Node* loop = Add(*g, "Loop", {m, cond, acc0}, {fin});
+  Attribute a;
+  a.kind = Attribute::Kind::kGraph;
+  a.graph = body;
+  loop->attrs["body"] = a;
+  g->outputs = {fin};
+  auto in = Interpreter::Create(g);
+  ASSERT_TRUE(in.ok());
+  ThreadPool pool(1);
+  std::vector<RtValue> args{RtValue::FromTensor(Scalar(DataType::kInt64, 40)),
+                            RtValue::FromTensor(Floats({1}, {5.f}))};
+  auto out = (*in)->Run(args, pool);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const HostTensor& r = (*out)[0].tensor;
+  ASSERT_EQ(r.shape, (std::vector<int64_t>{41}));
+  EXPECT_EQ(ToFloats(r)[0], 5.f);
+  EXPECT_EQ(ToFloats(r)[40], 1.f);
+}
+
 TEST(Interpreter, ErrorsNameTheNodeInsideTheBody) {
   auto g = CumulativeLoop();
   auto in = Interpreter::Create(g);

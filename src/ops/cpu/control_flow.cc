@@ -41,6 +41,7 @@ class FastBody {
     return std::make_shared<FastBody>(std::move(g));
   }
   explicit FastBody(std::shared_ptr<Graph> g) : graph_(std::move(g)) {}
+  static constexpr uint64_t kMaxSpecializations = 8;
 
   // True with `outs` filled when a static executable ran the body.
   bool Run(std::span<const RtValue> args, std::span<const RtValue> captures, ThreadPool& pool,
@@ -86,6 +87,12 @@ class FastBody {
       // A body whose shapes keep changing and do not specialise: stop trying.
       if (failed_.size() > 8) disabled_ = true;
       return false;
+    }
+    if (spec->specializations() > kMaxSpecializations) {
+      // Shapes that change every iteration (a growing KV cache, say) would
+      // compile the body each time: node by node is cheaper from here on.
+      std::lock_guard<std::mutex> lk(mu_);
+      disabled_ = true;
     }
     const Executable& e = **exe;
     auto ctx = e.AcquireContext();
