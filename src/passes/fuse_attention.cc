@@ -51,6 +51,23 @@ struct AttentionFuser {
     return true;
   }
 
+  // True when the constant float mask, broadcast to [.., s, s], is 0 on and
+  // below the diagonal and hides (<= -1e4) everything above it.
+  static bool IsCausalAdditive(const Value* mask, int64_t s) {
+    if (!mask || !mask->constant || !IsF32Static(mask)) return false;
+    const auto& sh = mask->shape;
+    if (sh.size() < 2 || sh[sh.size() - 1] != s || sh[sh.size() - 2] != s) return false;
+    const float* c = mask->constant->as<float>();
+    const int64_t planes = mask->NumElements() / (s * s);
+    for (int64_t p = 0; p < planes; ++p)
+      for (int64_t i = 0; i < s; ++i)
+        for (int64_t j = 0; j < s; ++j) {
+          const float x = c[(p * s + i) * s + j];
+          if (j <= i ? x != 0.f : !(x <= -1e4f)) return false;
+        }
+    return true;
+  }
+
   // A mask broadcastable (numpy) to `full` without broadcasting the key dim,
   // as Attention's attn_mask takes it.
   static bool IsAttnMask(const Value* m, const std::vector<int64_t>& full) {
@@ -106,7 +123,10 @@ struct AttentionFuser {
         Value* mask = p->inputs[1 - chain];
         if (mask == p->inputs[chain] || !IsAttnMask(mask, full)) continue;
         Match trial = *m;
-        trial.mask = mask;
+        // A constant causal mask (a folded causal Where) is is_causal, which
+        // lets the kernel skip the blocks above the diagonal.
+        if (!m->causal && full[2] == full[3] && IsCausalAdditive(mask, full[3])) trial.causal = true;
+        else trial.mask = mask;
         trial.nodes.push_back(p);
         if (Walk(p->inputs[chain], p, full, false, &trial)) {
           *m = std::move(trial);
@@ -119,6 +139,24 @@ struct AttentionFuser {
     return false;
   }
 
+  // The Where of Where(IsNaN(p), 0, p) when p is read by exactly that pair.
+  Node* NanGuard(const Value* p) const {
+    if (graph.IsGraphOutput(p)) return nullptr;
+    const auto& r = uses.Of(p);
+    if (r.size() != 2) return nullptr;
+    for (int i = 0; i < 2; ++i) {
+      Node* isnan = r[i];
+      Node* where = r[1 - i];
+      if (!IsOp(isnan, "IsNaN") || !IsOp(where, "Where") || where->inputs.size() != 3) continue;
+      if (where->inputs[0] != isnan->output(0) || where->inputs[2] != p || !uses.OnlyBy(isnan->output(0), where))
+        continue;
+      if (!fusion::IsScalar(where->inputs[1], 0.f)) continue;
+      if (where->output(0)->shape != p->shape) continue;
+      return where;
+    }
+    return nullptr;
+  }
+
   bool TryFuse(Node* softmax) {
     if (!IsOp(softmax, "Softmax") || softmax->inputs.size() != 1) return false;
     Value* s = softmax->input(0);
@@ -129,17 +167,25 @@ struct AttentionFuser {
     const int64_t def_axis = softmax->opset >= 13 ? -1 : 1;
     const int64_t axis = softmax->GetInt("axis", def_axis);
     if (axis != -1 && axis != 3) return false;
+    Match m;
+    m.nodes = {softmax};
+    // torch's SDPA export zeroes the NaN rows of fully masked queries:
+    // Where(IsNaN(P), 0, P). The kernel already writes 0 for such rows.
+    if (Node* guard = NanGuard(probs)) {
+      m.nodes.push_back(guard->inputs[0]->producer);
+      m.nodes.push_back(guard);
+      probs = guard->output(0);
+    }
     Node* pv = uses.Sole(probs);
     if (!IsOp(pv, "MatMul") || pv->inputs.size() != 2 || pv->inputs[0] != probs) return false;
     Value* v = pv->inputs[1];
     Value* out = pv->output(0);
-
-    Match m;
-    m.nodes = {pv, softmax};
+    m.nodes.push_back(pv);
     const std::vector<int64_t>& full = s->shape;  // [B, H, Sq, Skv]
     if (!Walk(s, softmax, full, false, &m)) return false;
 
     // Pre-scaled operands: Mul(Q, c) / Mul(Kt, c) read only by the QK MatMul.
+    Node* kt_reader = m.qk;  // the chain node that reads Kt
     for (Value** operand : {&m.q, &m.kt}) {
       Value* x = *operand;
       Node* p = x->producer;
@@ -152,6 +198,7 @@ struct AttentionFuser {
       m.scale *= IsOp(p, "Div") ? 1.0 / c : c;
       m.nodes.push_back(p);
       *operand = p->inputs[chain];
+      if (operand == &m.kt) kt_reader = p;
     }
 
     Value* q = m.q;
@@ -168,7 +215,7 @@ struct AttentionFuser {
     // when only the QK MatMul reads it, else add one.
     Value* k = nullptr;
     Node* tr = kt->producer;
-    if (IsOp(tr, "Transpose") && uses.OnlyBy(kt, m.qk) && tr->input(0) && tr->input(0)->shape.size() == 4) {
+    if (IsOp(tr, "Transpose") && uses.OnlyBy(kt, kt_reader) && tr->input(0) && tr->input(0)->shape.size() == 4) {
       std::vector<int64_t> perm = tr->GetInts("perm", {3, 2, 1, 0});
       std::swap(perm[2], perm[3]);
       if (perm == std::vector<int64_t>{0, 1, 2, 3}) {

@@ -118,6 +118,74 @@ TEST(PassFuseAttention, KeyTransposeFromHeadSplitIsRetargeted) {
   EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
 }
 
+TEST(PassFuseAttention, SdpaExportWithPrescaledOperandsAndNanGuard) {
+  // torch SDPA at opset 17: MatMul(Q * c, Kt * c) + mask -> Softmax ->
+  // Where(IsNaN(P), 0, P) -> MatMul(V).
+  Graph g;
+  g.opset_imports[""] = 17;
+  Value* q = Tensor(g, "q", {B, H, S, D});
+  Value* k = Tensor(g, "k", {B, H, S, D});
+  Value* v = Tensor(g, "v", {B, H, S, D});
+  Value* mask = Tensor(g, "mask", {B, 1, S, S});
+  g.inputs = {q, k, v, mask};
+  Value* kt = Tensor(g, "kt", {B, H, D, S});
+  Value* qs = Tensor(g, "qs", {B, H, S, D});
+  Value* kts = Tensor(g, "kts", {B, H, D, S});
+  g.AddNode("Transpose", "kt", {k}, {kt})->SetInts("perm", {0, 1, 3, 2});
+  g.AddNode("Mul", "qs", {q, Const<float>(g, "cq", {}, {0.5f})}, {qs});
+  g.AddNode("Mul", "kts", {kt, Const<float>(g, "ck", {}, {0.25f})}, {kts});
+  Value* scores = Tensor(g, "scores", {B, H, S, S});
+  Value* masked = Tensor(g, "masked", {B, H, S, S});
+  Value* p = Tensor(g, "p", {B, H, S, S});
+  Value* nan = Tensor(g, "nan", {B, H, S, S}, DataType::kBool);
+  Value* p0 = Tensor(g, "p0", {B, H, S, S});
+  Value* y = Tensor(g, "y", {B, H, S, D});
+  g.AddNode("MatMul", "qk", {qs, kts}, {scores});
+  g.AddNode("Add", "add", {scores, mask}, {masked});
+  g.AddNode("Softmax", "softmax", {masked}, {p})->SetInt("axis", -1);
+  g.AddNode("IsNaN", "isnan", {p}, {nan});
+  g.AddNode("Where", "guard", {nan, Const<float>(g, "zero", {}, {0.f}), p}, {p0});
+  g.AddNode("MatMul", "pv", {p0, v}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Attention"}));
+  Node* n = g.nodes()[0].get();
+  EXPECT_EQ(n->inputs, (std::vector<Value*>{q, k, v, mask}));
+  EXPECT_FLOAT_EQ(n->GetFloat("scale", 0), 0.125f);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseAttention, ConstantCausalAdditiveMaskBecomesIsCausal) {
+  Graph g;
+  Build(g, [&](Value* s) {
+    std::vector<float> m(S * S, 0.f);
+    for (int i = 0; i < S; ++i)
+      for (int j = i + 1; j < S; ++j) m[i * S + j] = -std::numeric_limits<float>::infinity();
+    Value* masked = Tensor(g, "masked", {B, H, S, S});
+    g.AddNode("Add", "add", {s, Const<float>(g, "causal", {S, S}, m)}, {masked});
+    return masked;
+  });
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Attention"}));
+  EXPECT_EQ(g.nodes()[0]->inputs.size(), 3u);
+  EXPECT_EQ(g.nodes()[0]->GetInt("is_causal", 0), 1);
+}
+
+TEST(PassFuseAttention, ScaleAfterTheMaskIsLeftAlone) {
+  Graph g;
+  Build(g, [&](Value* s) {
+    Value* mask = Tensor(g, "mask", {S});
+    g.inputs.push_back(mask);
+    Value* masked = Tensor(g, "masked", {B, H, S, S});
+    Value* scaled = Tensor(g, "scaled", {B, H, S, S});
+    g.AddNode("Add", "add", {s, mask}, {masked});
+    g.AddNode("Mul", "mul", {masked, Const<float>(g, "c", {}, {0.5f})}, {scaled});
+    return scaled;
+  });
+  ASSERT_TRUE(RunPass(g).ok());
+  EXPECT_EQ(OpSequence(g).size(), 6u);
+}
+
 TEST(PassFuseAttention, SoftmaxOverAnotherAxisIsLeftAlone) {
   Graph g;
   Build(g, [](Value* s) { return s; }, /*softmax_axis=*/2);

@@ -3,6 +3,7 @@
 // whose kernel makes two passes over each row instead of nine full tensors.
 //   LayerNorm: d = x - ReduceMean(x); v = ReduceMean(d^2) (Pow(d,2) or d*d);
 //              n = d / Sqrt(v + eps)  or  d * Reciprocal(Sqrt(v + eps))
+//              (Reciprocal also as 1 / Sqrt(..), torch's rsqrt at opset 17)
 //   RMSNorm:   v = ReduceMean(x^2);  n = x / Sqrt(v + eps)  or  x * Reciprocal(...)
 //   then optionally n * gamma (+ beta) with constant gamma / beta along the last dim.
 // Reductions must be over exactly the last axis with keepdims; every
@@ -94,7 +95,9 @@ struct NormFuser {
     Value* std_v = sqrt->output(0);
     Node* norm = uses.Sole(std_v);
     if (IsOp(norm, "Div") && norm->inputs.size() == 2 && norm->inputs[0] == t && norm->inputs[1] == std_v) {
-    } else if (IsOp(norm, "Reciprocal")) {
+    } else if (IsOp(norm, "Reciprocal") ||
+               (IsOp(norm, "Div") && norm->inputs.size() == 2 && norm->inputs[1] == std_v &&
+                fusion::IsScalar(norm->inputs[0], 1.f, 0.f))) {
       nodes.push_back(norm);
       Node* mul = uses.Sole(norm->output(0));
       if (Other(mul, "Mul", norm->output(0)) != t) return false;

@@ -127,5 +127,22 @@ TEST(PassFuseLayerNorm, T5RmsNormBecomesRMSNormalization) {
   EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
 }
 
+TEST(PassFuseLayerNorm, T5RsqrtAsOneOverSqrtBecomesRMSNormalization) {
+  Graph g;
+  g.opset_imports[""] = 17;
+  Value* x = Tensor(g, "x", kShape);
+  g.inputs = {x};
+  std::vector<int64_t> stat = {2, 3, 1};
+  Value* var = Mean(g, "var", Bin(g, "Pow", "sq", x, Const<float>(g, "two", {}, {2.f})), {-1}, stat);
+  Value* sd = Tensor(g, "sd", stat);
+  g.AddNode("Sqrt", "sqrt", {Bin(g, "Add", "ve", var, Const<float>(g, "eps", {}, {1e-6f}), stat)}, {sd});
+  Value* inv = Bin(g, "Div", "inv", Const<float>(g, "one", {}, {1.f}), sd, stat);
+  Value* y = Bin(g, "Mul", "y", Const<float>(g, "gamma", {C}, Pattern(C, 0.5f, 1.5f)), Bin(g, "Mul", "n", x, inv));
+  g.outputs = {y};
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"RMSNormalization"}));
+  EXPECT_EQ(g.nodes()[0]->outputs[0], y);
+}
+
 }  // namespace
 }  // namespace oc
