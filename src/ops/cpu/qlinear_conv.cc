@@ -14,6 +14,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "ops/cpu/conv_common.h"
 #include "ops/cpu/integer_gemm.h"
 #include "ops/cpu/qlinear_common.h"
@@ -62,6 +66,9 @@ void Im2Col(const ConvGeometry& g, const uint8_t* x, uint8_t pad, int64_t r0, in
   const int64_t kvol = g.KernelSize(), P = g.OutSize();
   const int64_t ID = g.in[0], IH = g.in[1], IW = g.in[2];
   const int64_t OD = g.out[0], OH = g.out[1], OW = g.out[2];
+  // Locals, not g's fields: the byte stores below may alias anything, which
+  // would make the compiler reload the fields in the inner loops.
+  const int64_t sd = g.stride[0], sh = g.stride[1], sw = g.stride[2];
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t c = r / kvol, t = r % kvol;
     const int64_t kd = t / (g.kernel[1] * g.kernel[2]), kh = t / g.kernel[2] % g.kernel[1], kw = t % g.kernel[2];
@@ -70,12 +77,12 @@ void Im2Col(const ConvGeometry& g, const uint8_t* x, uint8_t pad, int64_t r0, in
     // Output columns whose input column is inside [0, IW).
     const int64_t off_w = kw * g.dilation[2] - g.pad_begin[2];
     int64_t ow_lo = 0, ow_hi = OW;
-    while (ow_lo < OW && ow_lo * g.stride[2] + off_w < 0) ++ow_lo;
-    while (ow_hi > ow_lo && (ow_hi - 1) * g.stride[2] + off_w >= IW) --ow_hi;
+    while (ow_lo < OW && ow_lo * sw + off_w < 0) ++ow_lo;
+    while (ow_hi > ow_lo && (ow_hi - 1) * sw + off_w >= IW) --ow_hi;
     for (int64_t od = 0; od < OD; ++od) {
-      const int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+      const int64_t id = od * sd - g.pad_begin[0] + kd * g.dilation[0];
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+        const int64_t ih = oh * sh - g.pad_begin[1] + kh * g.dilation[1];
         uint8_t* d = dst + (od * OH + oh) * OW;
         if (id < 0 || id >= ID || ih < 0 || ih >= IH) {
           std::memset(d, pad, static_cast<size_t>(OW));
@@ -83,10 +90,23 @@ void Im2Col(const ConvGeometry& g, const uint8_t* x, uint8_t pad, int64_t r0, in
         }
         const uint8_t* xr = xc + (id * IH + ih) * IW + off_w;
         std::memset(d, pad, static_cast<size_t>(ow_lo));
-        if (g.stride[2] == 1) {
+        if (sw == 1) {
           if (ow_hi > ow_lo) std::memcpy(d + ow_lo, xr + ow_lo, static_cast<size_t>(ow_hi - ow_lo));
         } else {
-          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] = xr[ow * g.stride[2]];
+          int64_t ow = ow_lo;
+#if defined(__SSE2__)
+          if (sw == 2) {
+            // Every other byte, 16 at a time: mask the even bytes and pack.
+            const __m128i lo8 = _mm_set1_epi16(0x00FF);
+            for (; ow + 17 <= ow_hi; ow += 16) {  // reads up to x[2*ow + 31]: stay in the row
+              const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xr + 2 * ow));
+              const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(xr + 2 * ow + 16));
+              _mm_storeu_si128(reinterpret_cast<__m128i*>(d + ow),
+                               _mm_packus_epi16(_mm_and_si128(v0, lo8), _mm_and_si128(v1, lo8)));
+            }
+          }
+#endif
+          for (; ow < ow_hi; ++ow) d[ow] = xr[ow * sw];
         }
         if (OW > ow_hi) std::memset(d + ow_hi, pad, static_cast<size_t>(OW - std::max(ow_hi, ow_lo)));
       }
