@@ -145,7 +145,9 @@ Status CheckAndCanonicalize(Graph& graph) {
   // Canonicalize may add values or nodes: iterate over a snapshot.
   std::vector<std::pair<Node*, Graph*>> nodes;
   CollectNodes(graph, nodes);
-  for (auto [n, owner] : nodes) {
+  // n is a copy: clang before 16 cannot capture a structured binding in a lambda (make fuzz uses clang-14).
+  for (const auto& [node, owner] : nodes) {
+    Node* n = node;
     const OpDef* def = reg.Find(n->domain, n->op_type, n->opset);
     if (!def) {
       auto it = std::find_if(missing.begin(), missing.end(), [&](const Unsupported& u) {
