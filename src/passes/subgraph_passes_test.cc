@@ -87,5 +87,30 @@ TEST(SubgraphPasses, CapturedValuesStayAliveThroughThePipeline) {
   }
 }
 
+// Branches that declare nothing about their outputs (no dtype, no shape):
+// the If's output is still static, from shape inference over the branches,
+// so a run-time condition does not make the model dynamic.
+TEST(SubgraphPasses, IfOutputsAreInferredThroughUndeclaredBranches) {
+  auto g = CapturedActivation();
+  Node* n = g->nodes().back().get();
+  ASSERT_EQ(n->op_type, "If");
+  for (const char* attr : {"then_branch", "else_branch"}) {
+    Graph& b = *n->attrs[attr].graph;
+    for (const auto& v : b.values()) {
+      if (v->constant) continue;
+      v->dtype = DataType::kUndefined;
+      v->has_shape = false;
+      v->shape.clear();
+      v->dim_params.clear();
+    }
+  }
+  CompileOptions opts;
+  Status st = RunPipeline(*g, opts);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(g->outputs[0]->IsStatic()) << g->outputs[0]->ShapeString();
+  EXPECT_EQ(g->outputs[0]->dtype, DataType::kFloat32);
+  EXPECT_GE(g->arena_size, 0);
+}
+
 }  // namespace
 }  // namespace oc

@@ -18,6 +18,7 @@
 #include "graph/graph_clone.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
+#include "passes/passes.h"
 #include "runtime/shape_specializer.h"
 
 namespace oc {
@@ -151,8 +152,72 @@ void SetFromBody(Node& node, size_t i, const Value& body_out) {
 }
 
 // ---------------------------------------------------------------------------
-// Static inference. Body graphs are not shape-inferred at compile time; what
-// their outputs declare (value_info from the model) is taken as is.
+// Static inference. A body is shape-inferred on a copy whose inputs and
+// captures take the types (and, for constants, the data) the node feeds it,
+// so that If/Loop/Scan outputs come out static when their bodies keep them
+// so, even where the model declares nothing. What the body declares is the
+// fallback when that inference fails.
+
+// A type-only copy of `v` (kind, dtype, shape), without data or producer.
+Value TypeOf(const Value& v) {
+  Value t;
+  t.name = v.name;
+  t.kind = v.kind;
+  t.dtype = v.dtype;
+  t.has_shape = v.has_shape;
+  t.shape = v.shape;
+  t.dim_params = v.dim_params;
+  t.dim_params.resize(t.shape.size());
+  return t;
+}
+
+std::vector<Value> BodyOutputTypes(const Node& node, const std::string& attr, const Graph& body,
+                                   const std::vector<const Value*>& inputs) {
+  std::vector<Value> declared;
+  for (const Value* o : body.outputs) declared.push_back(TypeOf(*o));
+  if (inputs.size() != body.inputs.size()) return declared;
+  std::shared_ptr<Graph> g = CloneGraph(body);
+  auto bind = [](Value* dst, const Value* src) {
+    if (!src) return;
+    dst->kind = src->kind;
+    if (src->dtype != DataType::kUndefined) dst->dtype = src->dtype;
+    if (src->has_shape) {
+      dst->has_shape = true;
+      dst->shape = src->shape;
+      dst->dim_params.assign(dst->shape.size(), "");
+    }
+    if (src->constant) dst->constant = src->constant;
+  };
+  for (size_t i = 0; i < inputs.size(); ++i) bind(g->inputs[i], inputs[i]);
+  size_t offset = node.NumExplicitInputs();
+  for (const auto& [name, a] : node.attrs) {
+    if (a.kind != Attribute::Kind::kGraph || !a.graph) continue;
+    if (name == attr) {
+      for (size_t k = 0; k < g->captures.size(); ++k) bind(g->captures[k], node.input(offset + k));
+      break;
+    }
+    offset += a.graph->captures.size();
+  }
+  CompileOptions opts;
+  opts.allow_dynamic = true;
+  if (!RunShapeInference(*g, opts).ok()) return declared;
+  std::vector<Value> inferred;
+  for (size_t k = 0; k < g->outputs.size(); ++k) {
+    const Value& o = *g->outputs[k];
+    // Keep the declaration where inference learnt less.
+    bool better = o.dtype != DataType::kUndefined && (o.IsStatic() || !declared[k].has_shape);
+    inferred.push_back(better ? TypeOf(o) : declared[k]);
+  }
+  return inferred;
+}
+
+// A scalar of `dt` (the iteration number and condition a Loop body receives).
+Value ScalarType(DataType dt) {
+  Value v;
+  v.dtype = dt;
+  v.has_shape = true;
+  return v;
+}
 
 Status InferIf(Node& node) {
   const Graph* then_g = GraphAttr(node, "then_branch");
@@ -161,9 +226,11 @@ Status InferIf(Node& node) {
   if (then_g->outputs.size() != node.outputs.size() || else_g->outputs.size() != node.outputs.size())
     return InvalidArgument(node.Describe(), ": has ", node.outputs.size(), " outputs, but then_branch has ",
                            then_g->outputs.size(), " and else_branch ", else_g->outputs.size());
+  const std::vector<Value> then_out = BodyOutputTypes(node, "then_branch", *then_g, {});
+  const std::vector<Value> else_out = BodyOutputTypes(node, "else_branch", *else_g, {});
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    const Value& a = *then_g->outputs[i];
-    const Value& b = *else_g->outputs[i];
+    const Value& a = then_out[i];
+    const Value& b = else_out[i];
     SetFromBody(node, i, a.dtype != DataType::kUndefined ? a : b);
     Value* v = node.output(i);
     if (!v) continue;
@@ -189,8 +256,12 @@ Status InferLoop(Node& node) {
   if (body->outputs.size() < n + 1 || node.outputs.size() != body->outputs.size() - 1)
     return InvalidArgument(node.Describe(), ": body has ", body->outputs.size(), " outputs, node has ",
                            node.outputs.size(), "; expected body outputs = 1 + node outputs");
+  const Value iter = ScalarType(DataType::kInt64), cond = ScalarType(DataType::kBool);
+  std::vector<const Value*> body_in{&iter, &cond};
+  for (size_t i = 0; i < n; ++i) body_in.push_back(node.input(2 + i));
+  const std::vector<Value> body_out = BodyOutputTypes(node, "body", *body, body_in);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    const Value& bo = *body->outputs[i + 1];
+    const Value& bo = body_out[i + 1];
     if (i < n) {
       const Value* init = node.input(2 + i);
       SetFromBody(node, i, bo);
@@ -239,10 +310,30 @@ Status InferScan(Node& node) {
     if (!in_axes.empty() && in_axes[0] >= -rank && in_axes[0] < rank)
       scan_len = first->shape[in_axes[0] < 0 ? in_axes[0] + rank : in_axes[0]];
   }
+  // The body sees the states and one slice of each scan input (its scanned
+  // axis removed); opset 8's batch axis is not modelled here.
+  std::vector<Value> slices(static_cast<size_t>(m));
+  std::vector<const Value*> body_in;
+  if (!v8) {
+    std::vector<int64_t> in_axes = node.GetInts("scan_input_axes", std::vector<int64_t>(m, 0));
+    for (size_t i = 0; i < n; ++i) body_in.push_back(node.input(i));
+    for (size_t j = 0; j < static_cast<size_t>(m); ++j) {
+      const Value* in = node.input(n + j);
+      if (!in || !in->has_shape || j >= in_axes.size()) { body_in.push_back(nullptr); continue; }
+      const int64_t rank = static_cast<int64_t>(in->shape.size());
+      if (in_axes[j] < -rank || in_axes[j] >= rank) { body_in.push_back(nullptr); continue; }
+      slices[j] = TypeOf(*in);
+      slices[j].shape.erase(slices[j].shape.begin() + (in_axes[j] < 0 ? in_axes[j] + rank : in_axes[j]));
+      slices[j].dim_params.assign(slices[j].shape.size(), "");
+      body_in.push_back(&slices[j]);
+    }
+  }
+  const std::vector<Value> body_out =
+      v8 ? BodyOutputTypes(node, "body", *body, {}) : BodyOutputTypes(node, "body", *body, body_in);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     Value* v = node.output(i);
     if (!v) continue;
-    const Value& bo = *body->outputs[i];
+    const Value& bo = body_out[i];
     v->kind = ValueKind::kTensor;
     v->dtype = bo.dtype;
     const Value* init = i < n ? node.input((v8 ? 1 : 0) + i) : nullptr;
