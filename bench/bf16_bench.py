@@ -165,8 +165,11 @@ def magika_agreement(build, work, n, batch, zoo_dir):
     """Top-1 agreement of magika's trained file-type classifier (Conv + 2
     MatMul, 214 labels; its ONNX model ships in the magika wheel) between the
     fp32 and the bf16 .om, over n files of this machine."""
-    sys.path.insert(0, os.path.join(REPO, "scripts"))
-    import model_zoo as szoo
+    # scripts/model_zoo.py (not tests/python/model_zoo.py, imported as model_zoo).
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("scripts_model_zoo", os.path.join(REPO, "scripts", "model_zoo.py"))
+    szoo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(szoo)
     path = os.path.join(zoo_dir, "magika_v3_3.onnx")
     if not os.path.exists(path):
         return None
