@@ -116,6 +116,19 @@ TEST(ConvOp, Im2ColPathPadsStridesBatch) {
   CheckConv({.x = {1, 2, 12, 12}, .m = 3, .k = {3, 3}, .dilation = {2, 3}, .pads = {2, 1, 0, 3}}, "dilated");
 }
 
+TEST(ConvOp, Im2ColUnitStrideAcrossGemmBlocks) {
+  // More than one K block (> 256 im2col rows, so a block starts inside a
+  // channel's taps) and more than one N block (> 1024 positions, so a block
+  // starts inside an output row), for the contiguous-row packer; with a
+  // vertical stride, dilations, asymmetric pads and narrow rows as well.
+  CheckConv({.x = {1, 30, 70, 45}, .m = 5, .k = {3, 3}, .stride = {2, 1}, .pads = {1, 2, 0, 1}, .bias = true},
+            "3x3 stride (2,1), K 270, N 1610");
+  CheckConv({.x = {1, 29, 40, 37}, .m = 17, .k = {3, 3}, .dilation = {2, 2}, .pads = {2, 2, 2, 2}},
+            "dilated, K 261, N 1480");
+  CheckConv({.x = {1, 40, 9, 7}, .m = 3, .k = {3, 3}, .pads = {1, 1, 1, 1}}, "rows of 7, K 360");
+  CheckConv({.x = {1, 3, 1100}, .m = 4, .k = {5}, .pads = {2, 1}}, "1-D, N 1100");
+}
+
 TEST(ConvOp, OneByOneDirectGemm) {
   CheckConv({.x = {2, 16, 7, 5}, .m = 33, .k = {1, 1}, .bias = true}, "1x1");
   CheckConv({.x = {1, 8, 6, 6}, .m = 4, .k = {1, 1}, .stride = {2, 2}}, "1x1 stride 2 (im2col)");
