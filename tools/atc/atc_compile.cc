@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,11 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "executor/executable.h"
 #include "om/om_file.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "parser/onnx/onnx_parser.h"
 #include "passes/pipeline.h"
+#include "passes/calibrate.h"
 #include "runtime/dynamic_gears.h"
 #include "runtime/shape_specializer.h"
 
@@ -140,6 +143,100 @@ std::string OutputPath(const std::string& output) {
   return output + suffix;
 }
 
+// --calibration_data="name:a.npy,b.npy;name2:c.npy" -> samples in graph-input order.
+std::optional<AtcError> LoadCalibration(const std::string& text, const Graph& g, quant::CalibrationSet* out) {
+  auto invalid = [&](const std::string& why) {
+    return AtcError{"E10001", "Value [" + text + "] for parameter [--calibration_data] is invalid: " + why};
+  };
+  std::vector<std::vector<std::pair<std::vector<int64_t>, std::vector<float>>>> arrays(g.inputs.size());
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string entry = text.substr(start, end - start);
+    start = end + 1;
+    if (entry.empty()) continue;
+    const size_t colon = entry.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == entry.size())
+      return invalid("entry '" + entry + "' is not name:file.npy[,file.npy...]");
+    const std::string name = entry.substr(0, colon);
+    size_t idx = g.inputs.size();
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      if (g.inputs[i]->name == name) idx = i;
+    if (idx == g.inputs.size()) return invalid("'" + name + "' is not an input of the model");
+    const std::string files = entry.substr(colon + 1);
+    size_t p = 0;
+    while (p <= files.size()) {
+      size_t q = files.find(',', p);
+      if (q == std::string::npos) q = files.size();
+      const std::string path = files.substr(p, q - p);
+      p = q + 1;
+      if (path.empty()) continue;
+      std::vector<int64_t> shape;
+      std::vector<float> data;
+      Status st = quant::ReadNpyFloat(path, &shape, &data);
+      if (!st.ok()) return invalid(st.message());
+      arrays[idx].emplace_back(std::move(shape), std::move(data));
+    }
+  }
+  auto samples = quant::SplitSamples(g, arrays);
+  if (!samples.ok()) return invalid(samples.status().message());
+  *out = std::move(samples).value();
+  return std::nullopt;
+}
+
+// Runs the compiled int8 model over the calibration samples and prints how far
+// its outputs are from the float32 model's.
+void ReportInt8Accuracy(const Executable& exe, const quant::CalibrationSet& samples,
+                        const quant::Int8Report& report) {
+  auto ctx = exe.NewContext();
+  if (!ctx.ok() || report.reference_outputs.size() != samples.size()) return;
+  ThreadPool pool(1);
+  std::vector<std::vector<float>> outs(exe.num_outputs());
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (exe.output(i).dtype != DataType::kFloat32) return;
+    outs[i].resize(static_cast<size_t>(exe.output(i).NumElements()));
+    ptrs.push_back(outs[i].data());
+  }
+  std::vector<double> max_err(outs.size(), 0), lo(outs.size(), 1e300), hi(outs.size(), -1e300);
+  std::vector<int64_t> agree(outs.size(), 0), rows(outs.size(), 0);
+  for (size_t s = 0; s < samples.size(); ++s) {
+    std::vector<const void*> ins;
+    for (const auto& x : samples[s]) ins.push_back(x.data());
+    if (!exe.Run(**ctx, ins, ptrs, pool).ok()) return;
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const auto& ref = report.reference_outputs[s][o];
+      if (ref.size() != outs[o].size()) return;
+      for (size_t k = 0; k < ref.size(); ++k) {
+        max_err[o] = std::max(max_err[o], static_cast<double>(std::fabs(ref[k] - outs[o][k])));
+        lo[o] = std::min(lo[o], static_cast<double>(ref[k]));
+        hi[o] = std::max(hi[o], static_cast<double>(ref[k]));
+      }
+      // Top-1 over the last dim (class scores) when there is more than one class.
+      const Value& v = exe.output(o);
+      const int64_t c = v.shape.empty() ? 1 : v.shape.back();
+      if (c < 2) continue;
+      for (size_t r = 0; r + static_cast<size_t>(c) <= ref.size(); r += static_cast<size_t>(c)) {
+        auto a = std::max_element(ref.begin() + static_cast<long>(r), ref.begin() + static_cast<long>(r) + c);
+        auto b = std::max_element(outs[o].begin() + static_cast<long>(r), outs[o].begin() + static_cast<long>(r) + c);
+        agree[o] += (a - ref.begin()) == (b - outs[o].begin());
+        ++rows[o];
+      }
+    }
+  }
+  for (size_t o = 0; o < outs.size(); ++o) {
+    char buf[256];
+    const double range = hi[o] - lo[o];
+    std::snprintf(buf, sizeof buf, "  output '%s': max abs error %.4g (%.2f%% of its float32 range %.4g)",
+                  exe.output(o).name.c_str(), max_err[o], range > 0 ? 100.0 * max_err[o] / range : 0.0, range);
+    std::printf("%s", buf);
+    if (rows[o] > 0)
+      std::printf(", top-1 agreement %lld/%lld", static_cast<long long>(agree[o]), static_cast<long long>(rows[o]));
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 std::optional<AtcError> RunCompile(const AtcFlags& f) {
@@ -184,8 +281,28 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
                       ", not the rank " + std::to_string(want) + " --input_format=" + f.input_format + " implies");
   }
 
+  // int8: the graph is calibrated and given QDQ form here; the pipeline then
+  // runs in float32 mode and fuse-qdq makes the integer ops.
+  const bool int8 = f.precision_mode == "int8";
+  quant::CalibrationSet calibration;
+  quant::Int8Report int8_report;
+  if (int8) {
+    if (auto err = LoadCalibration(f.calibration_data, *graph, &calibration)) return err;
+    quant::Int8Options qopts;
+    if (f.calibration_method == "percentile") qopts.method = quant::CalibrationMethod::kPercentile;
+    auto fresh = [&]() -> Expected<std::unique_ptr<Graph>> {
+      auto g = ParseOnnxFile(f.model, popts);
+      if (!g.ok()) return g.status();
+      if (auto err = ApplyDynamicInputShapes(**g, shape_entries)) return InvalidArgument(err->message);
+      return std::move(g).value();
+    };
+    Status qst = quant::QuantizeInt8(*graph, fresh, calibration, qopts, &int8_report);
+    if (!qst.ok()) return AtcError{"E12003", "int8 calibration failed: " + qst.message()};
+    progress.StageDone("int8 calibration");
+  }
+
   CompileOptions copts;
-  copts.precision_mode = f.precision_mode;
+  copts.precision_mode = int8 ? "force_fp32" : f.precision_mode;
   // Unknown dims are kept (and specialised per shape at run time); a model
   // that is static after --input_shape compiles exactly as before.
   copts.allow_dynamic = true;
@@ -205,6 +322,16 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
     auto exe = Executable::Create(graph);
     if (!exe.ok()) return AtcError{"E12002", "kernel creation failed: " + exe.status().message()};
     prepacked = (*exe)->ExportPrepacked();
+    if (int8) {
+      int qlinear = 0;
+      for (const auto& n : graph->nodes()) qlinear += n->op_type == "QLinearConv" || n->op_type == "QLinearMatMul";
+      std::printf("Precision: int8: %d of %d Conv/MatMul/Gemm nodes quantized (%d QLinearConv/QLinearMatMul "
+                  "after fusion), %d activations calibrated (%s) on %d samples; the rest in float32\n",
+                  int8_report.quantized_ops, int8_report.quantized_ops + int8_report.skipped_ops, qlinear,
+                  int8_report.quantized_tensors, f.calibration_method.c_str(), int8_report.samples);
+      std::printf("Accuracy (int8 vs float32 on the calibration samples):\n");
+      ReportInt8Accuracy(**exe, calibration, int8_report);
+    }
   } else {
     ShapeSpecializer spec(graph, {}, 1);
     for (size_t k = 0; k < gears.shapes.size(); ++k) {
@@ -243,7 +370,9 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   std::printf("Model: %zu nodes, %zu inputs, %zu outputs, target %s\n", graph->nodes().size(),
               graph->inputs.size(), graph->outputs.size(), wopts.target.c_str());
   std::printf("Weights: %s, prepacked: %s\n", FormatBytes(weights).c_str(), FormatBytes(packed).c_str());
-  if (gemm::IsBf16PrecisionMode(copts.precision_mode)) {
+  if (int8) {
+    // Reported with the accuracy figures above.
+  } else if (gemm::IsBf16PrecisionMode(copts.precision_mode)) {
     int bf16_nodes = 0;
     for (const auto& n : graph->nodes()) bf16_nodes += gemm::NodeWantsBf16(*n);
     const gemm::Bf16Ukernel* uk = gemm::DefaultBf16Ukernel();

@@ -29,12 +29,18 @@ constexpr FlagInfo kFlags[] = {
     {"input_format", "<NCHW|NHWC|ND|NCDHW>", "layout of the inputs, recorded in the .om"},
     {"out_nodes", "<\"node:index;...\">", "use these node outputs (or tensor names) as the model outputs"},
     {"soc_version", "<host|x86_64|aarch64>", "target; only the host CPU is supported (default: host)"},
-    {"precision_mode", "<force_fp32|must_keep_origin_dtype|allow_fp32_to_bf16|allow_mix_precision_bf16>",
+    {"precision_mode", "<force_fp32|must_keep_origin_dtype|allow_fp32_to_bf16|allow_mix_precision_bf16|int8>",
      "precision policy (default: force_fp32); the bf16 modes run Conv/MatMul/Gemm in bfloat16 with float32 "
-     "accumulation (AMX-BF16 or AVX512_BF16; float32 on CPUs without them), everything else in float32"},
+     "accumulation (AMX-BF16 or AVX512_BF16; float32 on CPUs without them), everything else in float32; int8 "
+     "quantizes Conv/MatMul/Gemm after calibration on --calibration_data"},
     {"precision_mode_v2", "<origin|mixed_bfloat16>",
      "the same policy in the newer spelling (origin = must_keep_origin_dtype, mixed_bfloat16 = the bf16 mode); "
      "not with --precision_mode"},
+    {"calibration_data", "<\"name:a.npy,b.npy;name2:c.npy\">",
+     "with --precision_mode=int8: float32 .npy samples per model input (the input's shape, or N of them stacked "
+     "along a new first dim or the batch dim); Conv/MatMul/Gemm get int8 weights and uint8 activations"},
+    {"calibration_method", "<minmax|percentile>",
+     "int8 activation ranges: minmax (default) or percentile (99.99% of the calibration values)"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
     {"om", "<path>", "the .om to read in --mode=1 and --mode=6"},
     {"json", "<path>", "the JSON file to write in --mode=1"},
@@ -167,6 +173,8 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
     f->precision_mode_v2 = value;
     f->precision_mode = value == "origin" ? "must_keep_origin_dtype" : value;
   }
+  else if (name == "calibration_data") { f->calibration_data = value; }
+  else if (name == "calibration_method") { f->calibration_method = value; }
   else if (name == "om") { f->om = value; }
   else if (name == "json") { f->json = value; }
   return std::nullopt;
@@ -336,10 +344,17 @@ std::optional<AtcError> ValidateCompileFlags(const AtcFlags& f) {
                                     "available; use force_fp32, must_keep_origin_dtype, or bfloat16 through "
                                     "allow_fp32_to_bf16 / allow_mix_precision_bf16"};
     if (pm != "force_fp32" && pm != "must_keep_origin_dtype" && pm != "allow_fp32_to_bf16" &&
-        pm != "allow_mix_precision_bf16")
+        pm != "allow_mix_precision_bf16" && pm != "int8")
       return Invalid("precision_mode", pm,
-                     "expected force_fp32, must_keep_origin_dtype, allow_fp32_to_bf16 or allow_mix_precision_bf16");
+                     "expected force_fp32, must_keep_origin_dtype, allow_fp32_to_bf16, allow_mix_precision_bf16 or int8");
   }
+  if (f.precision_mode == "int8" && f.calibration_data.empty())
+    return AtcError{"E10003", "--precision_mode=int8 needs --calibration_data=\"input:samples.npy;...\" (float32 "
+                              "sample inputs the activation ranges are measured on)"};
+  if (f.precision_mode != "int8" && !f.calibration_data.empty())
+    return AtcError{"E10001", "parameter [--calibration_data] is only used with --precision_mode=int8"};
+  if (f.calibration_method != "minmax" && f.calibration_method != "percentile")
+    return Invalid("calibration_method", f.calibration_method, "expected minmax or percentile");
   const std::string& fmt = f.input_format;
   if (!fmt.empty() && fmt != "NCHW" && fmt != "NHWC" && fmt != "ND" && fmt != "NCDHW")
     return Invalid("input_format", fmt, "expected NCHW, NHWC, ND or NCDHW");

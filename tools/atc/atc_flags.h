@@ -38,6 +38,9 @@ struct AtcFlags {
   // --precision_mode_v2 as given ("" when absent); precision_mode then holds
   // its equivalent (origin -> must_keep_origin_dtype, mixed_bfloat16 as is).
   std::string precision_mode_v2;
+  // --precision_mode=int8: "input:a.npy,b.npy;input2:c.npy" and minmax|percentile.
+  std::string calibration_data;
+  std::string calibration_method = "minmax";
   LogLevel log = LogLevel::kNull;
   std::string om;
   std::string json;
