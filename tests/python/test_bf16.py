@@ -192,3 +192,32 @@ def test_bf16_mode_with_dynamic_batch(net, tmp_path):
         e16 = max(rel_err(a, b) for a, b in zip(outs["allow_fp32_to_bf16"], ref))
         e32 = max(rel_err(a, b) for a, b in zip(outs["force_fp32"], ref))
         assert e16 > 10 * e32, (e16, e32)
+
+
+def test_cpu_without_bf16_falls_back_to_fp32_with_a_note(net, tmp_path):
+    # OPENCANN_ISA=avx2 hides AVX-512 and with it both bf16 micro-kernels:
+    # the bf16 .om then runs the float32 kernels (same outputs as the fp32
+    # .om under the same cap) and says so once on stderr.
+    d, model, path, x, ref = net
+    env = dict(os.environ, OPENCANN_ISA="avx2")
+    oms = {}
+    for mode in ["force_fp32", "allow_fp32_to_bf16"]:
+        # (The .om records the ISA it was compiled for: compile under the cap too.)
+        proc = run_tool([ATC, f"--model={path}", "--framework=5", f"--output={tmp_path / mode}",
+                         f"--precision_mode={mode}"], env=env)
+        oms[mode] = str(tmp_path / mode) + ".om"
+        if mode != "force_fp32":
+            assert "lacks AMX-BF16 and AVX512_BF16: float32 kernels here" in proc.stdout, proc.stdout
+    np.save(tmp_path / "x.npy", x)
+    outs, errs = {}, {}
+    for mode, om in oms.items():
+        od = tmp_path / f"out_{mode}"
+        proc = run_tool([MSAME, "--model", om, "--output", str(od), "--outfmt", "NPY", "--input",
+                         str(tmp_path / "x.npy")], env=env)
+        stem = os.path.splitext(os.path.basename(om))[0]
+        outs[mode] = [np.load(od / f"{stem}_output_{i}.npy") for i in range(len(ref))]
+        errs[mode] = proc.stderr
+    for a, b in zip(outs["allow_fp32_to_bf16"], outs["force_fp32"]):
+        np.testing.assert_array_equal(a, b)
+    assert "neither AMX-BF16 nor AVX512_BF16" in errs["allow_fp32_to_bf16"]
+    assert "bf16" not in errs["force_fp32"]

@@ -30,7 +30,10 @@ namespace {
 
 constexpr int MR = kBf16MR, NR = kBf16NR;
 
+// OPENCANN_ISA below avx512 (SelectedIsa) turns the bf16 kernels off too,
+// which is how the float32 fallback is tested on this kind of machine.
 bool Avx512Bf16Cpu() {
+  if (SelectedIsa() != Isa::kAvx512) return false;
   const CpuFeatures& f = GetCpuFeatures();
   return f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_bf16;
 }
