@@ -7,6 +7,9 @@
 //   Y = MatMul(Softmax(S, axis=-1), V)
 // becomes one Attention-23 node (scale attribute, attn_mask, is_causal), whose
 // kernel never materialises the [Sq, Skv] score matrix for long sequences.
+// When Q/K/V come from the usual Reshape + Transpose head split of [B, S, H*D]
+// projections and the result is merged back likewise, the node takes the 3-D
+// form and those Transposes disappear.
 // Every intermediate must be read only by the next node of the chain.
 #include <cmath>
 #include <string>
@@ -157,6 +160,21 @@ struct AttentionFuser {
     return nullptr;
   }
 
+  // p when x = Transpose(Reshape(p, [B, S, H, D]), perm [0, 2, 1, 3]) with p
+  // of shape [B, S, H*D]: the usual head split of a projection.
+  static Value* HeadSplitSource(const Value* x) {
+    Node* tr = x ? x->producer : nullptr;
+    if (!IsOp(tr, "Transpose") || tr->GetInts("perm") != std::vector<int64_t>{0, 2, 1, 3}) return nullptr;
+    const Value* r = tr->input(0);
+    Node* rs = r ? r->producer : nullptr;
+    if (!IsOp(rs, "Reshape") || !rs->input(0)) return nullptr;
+    Value* p = rs->input(0);
+    if (!IsF32Static(p) || !r->IsStatic() || p->shape.size() != 3 || r->shape.size() != 4) return nullptr;
+    if (p->shape[0] != r->shape[0] || p->shape[1] != r->shape[1] || p->shape[2] != r->shape[2] * r->shape[3])
+      return nullptr;
+    return p;
+  }
+
   bool TryFuse(Node* softmax) {
     if (!IsOp(softmax, "Softmax") || softmax->inputs.size() != 1) return false;
     Value* s = softmax->input(0);
@@ -233,12 +251,45 @@ struct AttentionFuser {
           ->SetInts("perm", {0, 1, 3, 2});
     }
 
+    // When Q, K and V are head splits of [B, S, H*D] projections and the
+    // result is merged back the same way, the 3-D form reads and writes those
+    // directly (the kernel walks heads by stride): the head Transposes go away
+    // (dead-code-elimination drops them unless something else reads them).
+    Value* q3 = HeadSplitSource(q);
+    Value* k3 = HeadSplitSource(k);
+    Value* v3 = HeadSplitSource(v);
+    Node* merge_t = uses.Sole(out);
+    // torch's SDPA export reshapes the result to its own shape first.
+    Node* noop = nullptr;
+    if (IsOp(merge_t, "Reshape") && merge_t->input(0) == out && merge_t->output(0)->shape == out->shape) {
+      noop = merge_t;
+      merge_t = uses.Sole(noop->output(0));
+    }
+    Node* merge_r = merge_t ? uses.Sole(merge_t->output(0)) : nullptr;
+    const bool as3d = q3 && k3 && v3 && IsOp(merge_t, "Transpose") &&
+                      merge_t->GetInts("perm") == std::vector<int64_t>{0, 2, 1, 3} && IsOp(merge_r, "Reshape") &&
+                      merge_r->input(0) == merge_t->output(0) && IsF32Static(merge_r->output(0)) &&
+                      merge_r->output(0)->shape == std::vector<int64_t>{b, sq, h * v->shape[3]};
+    if (as3d) {
+      q = q3;
+      k = k3;
+      v = v3;
+      out = merge_r->output(0);
+      m.nodes.push_back(merge_t);
+      m.nodes.push_back(merge_r);
+      if (noop) m.nodes.push_back(noop);
+    }
+
     const std::string name = m.qk->name.empty() ? "attention" : m.qk->name + "_attention";
     for (Node* n : m.nodes) graph.RemoveNode(n);
     std::vector<Value*> inputs = {q, k, v};
     if (m.mask) inputs.push_back(m.mask);
     Node* att = fusion::AddOnnxNode(graph, "Attention", 23, name, std::move(inputs), {out});
     att->SetFloat("scale", static_cast<float>(m.scale));
+    if (as3d) {
+      att->SetInt("q_num_heads", h);
+      att->SetInt("kv_num_heads", h);
+    }
     if (m.causal) att->SetInt("is_causal", 1);
     uses.Rebuild();
     return true;

@@ -186,6 +186,49 @@ TEST(PassFuseAttention, ScaleAfterTheMaskIsLeftAlone) {
   EXPECT_EQ(OpSequence(g).size(), 6u);
 }
 
+TEST(PassFuseAttention, HeadSplitProjectionsTakeThe3dForm) {
+  // BERT: p [B,S,H*D] -> Reshape [B,S,H,D] -> Transpose (K: [0,2,3,1]) ... and
+  // the context Transpose [0,2,1,3] + Reshape [B,S,H*D] after.
+  Graph g;
+  g.opset_imports[""] = 14;
+  std::vector<Value*> proj, heads;
+  Value* split = Const<int64_t>(g, "split", {4}, {B, S, H, D});
+  for (const char* n : {"q", "k", "v"}) {
+    Value* p = Tensor(g, std::string(n) + "_proj", {B, S, H * D});
+    Value* r = Tensor(g, std::string(n) + "_split", {B, S, H, D});
+    const bool is_k = std::string(n) == "k";
+    Value* t = Tensor(g, n, is_k ? std::vector<int64_t>{B, H, D, S} : std::vector<int64_t>{B, H, S, D});
+    g.AddNode("Reshape", r->name, {p, split}, {r});
+    g.AddNode("Transpose", t->name, {r}, {t})->SetInts("perm", is_k ? std::vector<int64_t>{0, 2, 3, 1}
+                                                                       : std::vector<int64_t>{0, 2, 1, 3});
+    proj.push_back(p);
+    heads.push_back(t);
+  }
+  g.inputs = proj;
+  Value* scores = Tensor(g, "scores", {B, H, S, S});
+  Value* p = Tensor(g, "p", {B, H, S, S});
+  Value* ctx = Tensor(g, "ctx", {B, H, S, D});
+  Value* ctx_t = Tensor(g, "ctx_t", {B, S, H, D});
+  Value* y = Tensor(g, "y", {B, S, H * D});
+  g.AddNode("MatMul", "qk", {heads[0], heads[1]}, {scores});
+  g.AddNode("Softmax", "softmax", {scores}, {p})->SetInt("axis", -1);
+  g.AddNode("MatMul", "pv", {p, heads[2]}, {ctx});
+  g.AddNode("Transpose", "ctx_t", {ctx}, {ctx_t})->SetInts("perm", {0, 2, 1, 3});
+  g.AddNode("Reshape", "y", {ctx_t, Const<int64_t>(g, "merge", {3}, {B, S, H * D})}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(RunPass(g).ok());
+  Node* att = nullptr;
+  for (auto& n : g.nodes())
+    if (n->op_type == "Attention") att = n.get();
+  ASSERT_NE(att, nullptr);
+  EXPECT_EQ(att->inputs, proj);
+  EXPECT_EQ(att->outputs[0], y);
+  EXPECT_EQ(att->GetInt("q_num_heads", 0), H);
+  EXPECT_EQ(att->GetInt("kv_num_heads", 0), H);
+  EXPECT_EQ(CountUses(g, heads[0]), 0);  // the head splits are dead now
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
 TEST(PassFuseAttention, SoftmaxOverAnotherAxisIsLeftAlone) {
   Graph g;
   Build(g, [](Value* s) { return s; }, /*softmax_axis=*/2);

@@ -5,6 +5,7 @@ Reports msame's median wall latency and the process CPU time per inference
 
   python3 tests/python/bench_transformer_fusion.py --atc-before /tmp/atc_old \\
       --atc-after build-x/atc --msame build-x/msame [--loop 10] [--models bert_base,gpt2]
+      [--onnx hf_bert=~/.cache/opencann/zoo/hf_bert_base.onnx]
 """
 import argparse
 import os
@@ -35,7 +36,34 @@ def models(names):
     if "gpt2" in names:
         out["gpt2"] = (tm.gpt2(batch=1, seq=128, dim=768, heads=12, layers=12, max_pos=1024),
                        lambda: [np.random.default_rng(0).standard_normal((1, 128, 768), dtype=np.float32)])
+    # Long sequences: what the fused kernel saves is the [heads, T, T] score tensors.
+    if "bert_long" in names:
+        out["bert_long"] = (tm.bert(batch=1, seq=2048, dim=256, heads=4, layers=2),
+                            lambda: [np.random.default_rng(0).standard_normal((1, 2048, 256), dtype=np.float32),
+                                     np.ones((1, 2048), np.int64)])
+    if "gpt2_long" in names:
+        out["gpt2_long"] = (tm.gpt2(batch=1, seq=2048, dim=256, heads=4, layers=2, max_pos=2048),
+                            lambda: [np.random.default_rng(0).standard_normal((1, 2048, 256), dtype=np.float32)])
     return out
+
+
+def onnx_file(spec):
+    """name=path.onnx: an exported model; int64 inputs get token ids in [0, 1000)
+    (all-ones for names containing 'mask'), float inputs standard normal."""
+    name, path = spec.split("=", 1)
+    model = onnx.load(path)
+
+    def feeds():
+        rng = np.random.default_rng(0)
+        arrs = []
+        for i in model.graph.input:
+            shape = [d.dim_value for d in i.type.tensor_type.shape.dim]
+            if i.type.tensor_type.elem_type == onnx.TensorProto.INT64:
+                arrs.append(np.ones(shape, np.int64) if "mask" in i.name else rng.integers(0, 1000, shape))
+            else:
+                arrs.append(rng.standard_normal(shape, dtype=np.float32))
+        return arrs
+    return name, (model, feeds)
 
 
 def run_msame(msame, om, inputs, loop, env):
@@ -55,10 +83,12 @@ def main():
     ap.add_argument("--msame", required=True)
     ap.add_argument("--loop", type=int, default=10)
     ap.add_argument("--models", default="bert_base,bert_opset14,gpt2")
+    ap.add_argument("--onnx", action="append", default=[], help="name=path.onnx, an exported model to time too")
     a = ap.parse_args()
     env = dict(os.environ, OPENCANN_NUM_THREADS="1")
     with tempfile.TemporaryDirectory() as d:
-        for name, (model, feeds) in models(a.models.split(",")).items():
+        todo = list(models(a.models.split(",")).items()) + [onnx_file(x) for x in a.onnx]
+        for name, (model, feeds) in todo:
             path = os.path.join(d, name + ".onnx")
             onnx.save(model, path)
             inputs = []
