@@ -252,3 +252,23 @@ def test_if_on_a_shape_compiles_static(rows):
         summary = oc_harness.run_tool([oc_harness.ATC, "--mode=6", f"--om={om}"]).stdout
     assert "format version:   1" in summary, summary  # no subgraph left: a plain static model
     assert "If" not in summary and ("Relu" if rows == 2 else "Neg") in summary, summary
+
+
+def untyped_branch_if_model():
+    """if_model() with the branch outputs written as an empty TypeProto (no
+    type case set), as some exporters write If-branch outputs (silero-vad)."""
+    m = if_model()
+    for attr in m.graph.node[-1].attribute:
+        for out in attr.g.output:
+            out.type.Clear()
+            out.type.SetInParent()  # present but empty: value_case() == VALUE_NOT_SET
+    return m
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_if_with_untyped_branch_outputs_matches_onnxruntime(sign):
+    m = untyped_branch_if_model()
+    assert all(o.HasField("type") and o.type.WhichOneof("value") is None
+               for a in m.graph.node[-1].attribute for o in a.g.output)
+    x = (np.abs(f32(2, 4)) * sign).astype(np.float32)
+    oc_harness.compile_and_compare(m, {"x": x})

@@ -189,7 +189,9 @@ class GraphBuilder {
   }
 
   Status ApplyValueInfo(const onnx::ValueInfoProto& vi, Value* v, const std::string& what, bool required) {
-    if (!vi.has_type()) {
+    // An empty TypeProto (no case set) means "unknown" as well: exporters write
+    // it for If-branch outputs, and ONNX leaves subgraph output types optional.
+    if (!vi.has_type() || vi.type().value_case() == onnx::TypeProto::VALUE_NOT_SET) {
       if (required) return InvalidFile(what, " has no type");
       return Status::Ok();
     }
