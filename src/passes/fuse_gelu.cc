@@ -5,6 +5,7 @@
 //          with x^3 as Pow(x, 3) or x * x * x
 // The product 0.5 * x * (1 + f) may be associated any of the three ways
 // exporters use. x itself may have other readers; the rest may not.
+// A Gelu behind a Reshape of a Gemm/MatMul result moves before the Reshape.
 #include <string>
 #include <vector>
 
@@ -135,6 +136,31 @@ struct GeluFuser {
     }
     return false;
   }
+
+  // Gemm/MatMul -> Reshape -> Gelu (GPT-2's Conv1D flattens the batch for a
+  // Gemm and restores it after) becomes Gemm/MatMul -> Gelu -> Reshape, so
+  // that fuse-bias-activation can move the Gelu into the GEMM epilogue. An
+  // elementwise op commutes with a Reshape.
+  bool SinkBelowReshape(Node* gelu) {
+    Value* r = gelu->input(0);
+    Node* reshape = r ? r->producer : nullptr;
+    if (!IsOp(reshape, "Reshape") || !uses.OnlyBy(r, gelu) || !reshape->input(0)) return false;
+    Value* y = reshape->input(0);
+    if (!IsF32Static(y) || !IsF32Static(r) || !uses.OnlyBy(y, reshape) || !y->producer) return false;
+    if (!IsOp(y->producer, "Gemm") && !IsOp(y->producer, "MatMul")) return false;
+    Value* out = gelu->output(0);
+    Value* act = fusion::NewValue(graph, y->name + "_gelu", DataType::kFloat32, y->shape);
+    gelu->inputs[0] = y;
+    gelu->outputs[0] = act;
+    act->producer = gelu;
+    reshape->inputs[0] = act;
+    reshape->outputs[0] = out;
+    out->producer = reshape;
+    // r is no longer produced or read; dead-code-elimination drops it.
+    r->producer = nullptr;
+    uses.Rebuild();
+    return true;
+  }
 };
 
 }  // namespace
@@ -151,6 +177,11 @@ Status RunFuseGelu(Graph& graph, const CompileOptions& options) {
     if (IsOp(p, "Erf")) changed |= f.TryErf(p);
     else if (IsOp(p, "Tanh")) changed |= f.TryTanh(p);
   }
+  anchors.clear();
+  for (auto& n : graph.nodes())
+    if (IsOp(n.get(), "Gelu")) anchors.push_back(n->output(0));
+  for (Value* a : anchors)
+    if (IsOp(a->producer, "Gelu")) changed |= f.SinkBelowReshape(a->producer);
   if (!changed) return Status::Ok();
   return graph.TopologicalSort();
 }

@@ -107,5 +107,26 @@ TEST(PassFuseGelu, IntermediateReadElsewhereIsLeftAlone) {
   EXPECT_EQ(OpSequence(g).size(), 5u);
 }
 
+TEST(PassFuseGelu, GeluBehindReshapeOfGemmMovesBeforeIt) {
+  // GPT-2 Conv1D: Gemm on [B*S, K], Reshape to [B, S, N], then GELU.
+  Graph g;
+  g.opset_imports[""] = 17;
+  Value* a = Tensor(g, "a", {4, 8});
+  Value* y = Tensor(g, "y", {4, 16});
+  Value* r = Tensor(g, "r", {1, 4, 16});
+  Value* out = Tensor(g, "out", {1, 4, 16});
+  g.inputs = {a};
+  g.AddNode("Gemm", "gemm", {a, Const<float>(g, "w", {8, 16}, testing::Pattern(128, -1, 1))}, {y});
+  g.AddNode("Reshape", "reshape", {y, Const<int64_t>(g, "shape", {3}, {1, 4, 16})}, {r});
+  g.AddNode("Gelu", "gelu", {r}, {out})->opset = 20;
+  g.outputs = {out};
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Gemm", "Gelu", "Reshape"}));
+  EXPECT_EQ(g.nodes()[1]->inputs[0], y);
+  EXPECT_EQ(g.nodes()[1]->outputs[0]->shape, y->shape);
+  EXPECT_EQ(g.nodes()[2]->outputs[0], out);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
 }  // namespace
 }  // namespace oc

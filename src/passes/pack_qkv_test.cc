@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "passes/pass_test_util.h"
-#include "passes/passes.h"
+#include "passes/pack_qkv.h"
 
 namespace oc {
 namespace {
@@ -12,7 +12,7 @@ using testing::OpSequence;
 using testing::Pattern;
 using testing::Tensor;
 
-Status RunPass(Graph& g) { return RunPackQkv(g, CompileOptions{}); }
+Status RunPass(Graph& g) { return PackQkv(g); }
 
 TEST(PassPackQkv, ThreeProjectionsBecomeOneMatMulAndSplit) {
   Graph g;

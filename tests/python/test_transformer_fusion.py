@@ -1,5 +1,6 @@
 """The transformer fusion passes end to end: opset-14 exports of BERT, GPT-2 and
-a LLaMA MLP compile (atc) into the fused ops and match onnxruntime at rtol 1e-3."""
+a LLaMA MLP compile (atc) into the fused ops and match onnxruntime at rtol 1e-3.
+(pack-qkv is not in the default pipeline; src/passes/pack_qkv_test.cc tests it.)"""
 import collections
 import json
 import os
@@ -42,10 +43,8 @@ def test_bert_opset14_fuses_attention_layernorm_gelu(tmp_path, batch, seq):
     # 3-D Attention reads the projections in place: no head Transposes left.
     for gone in ["Softmax", "Erf", "ReduceMean", "Sqrt", "Div", "Pow", "Transpose"]:
         assert ops[gone] == 0, (gone, ops)
-    # Q/K/V packed into one GEMM per layer; the MLP's first GEMM carries GELU.
-    assert ops["Split"] == layers, ops
-    fused = ops["com.opencann::FusedMatMul"]
-    assert fused == 4 * layers, ops
+    # Q/K/V, output and MLP GEMMs with their biases; the first MLP GEMM carries GELU.
+    assert ops["com.opencann::FusedMatMul"] == 6 * layers, ops
 
 
 @pytest.mark.parametrize("seq", [16, 7, 300])  # 300: several key blocks, the upper ones skipped
@@ -70,10 +69,9 @@ def test_gpt2_om_marks_attention_causal(tmp_path):
     assert '"is_causal"' in text
 
 
-def test_llama_rmsnorm_and_gate_up_packing(tmp_path):
+def test_llama_rmsnorm(tmp_path):
     feeds = {"hidden_in": RNG.standard_normal((1, 8, 32), dtype=np.float32)}
     ops = compile_check(tm.llama_mlp(), feeds, tmp_path)
     assert ops["RMSNormalization"] == 1, ops
-    assert ops["Split"] == 1, ops
     assert ops["ReduceMean"] == 0 and ops["Reciprocal"] == 0, ops
 

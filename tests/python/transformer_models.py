@@ -1,7 +1,7 @@
 """Transformer blocks the way torch.onnx exports them at opset 14 (before
 LayerNormalization-17, Gelu-20 and Attention-23 existed), built with
-onnx.helper and random weights: every fusion of the fuse-layernorm, fuse-gelu,
-fuse-attention and pack-qkv passes has a model here."""
+onnx.helper and random weights: every fusion of the fuse-layernorm, fuse-gelu and
+fuse-attention passes has a model here."""
 import numpy as np
 from onnx import TensorProto, helper
 
