@@ -22,8 +22,10 @@
 #include <limits>
 #include <string>
 
+#include "base/cpu_features.h"
 #include "ops/cpu/cast_util.h"
 #include "ops/cpu/low_precision.h"
+#include "ops/cpu/quantize_row.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -217,21 +219,18 @@ inline const double* RowParams(const QuantLayout& l, const double* p, int64_t r,
 }
 
 // Fast path of Q for float32 x and scale into an 8/16-bit integer type with
-// one scale per row: y = clamp(rint(x / s), lo - zp, hi - zp) + zp. Clamping
-// first keeps |q| small, so adding and subtracting 1.5 * 2^23 rounds it to
-// the nearest integer, ties to even, in plain float arithmetic the compiler
-// vectorises (the bounds are integers, so clamp and rint commute). NaN -> lo.
+// one scale per row (quantize_row.h): AVX-512 intrinsics, else the generic
+// loop vectorised by the compiler for the selected ISA. All give the same bits.
 template <typename T>
 void QuantizeRowF32(const float* x, int64_t n, float s, float zp, float lo, float hi, T* y) {
-  const float qlo = lo - zp, qhi = hi - zp;
-  constexpr float kMagic = 12582912.f;  // 1.5 * 2^23
-  for (int64_t e = 0; e < n; ++e) {
-    float q = x[e] / s;
-    q = q >= qlo ? q : qlo;
-    q = q <= qhi ? q : qhi;
-    q = (q + kMagic) - kMagic;
-    y[e] = static_cast<T>(static_cast<int32_t>(q + zp));
+#if defined(__x86_64__) || defined(_M_X64)
+  switch (SelectedIsa()) {
+    case Isa::kAvx512: return QuantizeRowF32Avx512(x, n, s, zp, lo, hi, y);
+    case Isa::kAvx2: return QuantizeRowF32Avx2(x, n, s, zp, lo, hi, y);
+    default: break;
   }
+#endif
+  QuantizeRowF32Generic(x, n, s, zp, lo, hi, y);
 }
 
 // Fast path of DQ into float32: y = (x - zp) * s with one scale per row.
