@@ -18,6 +18,15 @@ void DepthwiseConvPaddedAvx2(const ConvGeometry& g, int64_t mg, const float* x, 
 void DepthwiseConvPaddedAvx512(const ConvGeometry& g, int64_t mg, const float* x, const float* w,
                                const float* bias, const float* z, float* y, const Activation& act, int64_t c0,
                                int64_t c1, float* scratch);
+bool Depthwise3x3Avx512Fits(const ConvGeometry& g);
+void Depthwise3x3Avx512(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                        const float* z, float* y, const Activation& act, int64_t c0, int64_t c1);
+
+// The direct 3x3 kernel (conv_dw3x3_avx512.cc) except on small stride-1
+// planes, where the whole-plane layout fills the vectors better.
+inline bool UseDepthwise3x3Avx512(const ConvGeometry& g) {
+  return Depthwise3x3Avx512Fits(g) && !DepthwisePlaneLayout(g).use;
+}
 #endif
 
 void PackIm2ColPanels(const ConvGeometry& g, const float* x, int nr, int64_t k0, int64_t kc, int64_t n0,
@@ -36,7 +45,9 @@ void DepthwiseConv(const ConvGeometry& g, int64_t mg, const float* x, const floa
                    const float* z, float* y, const Activation& act, int64_t c0, int64_t c1) {
 #if defined(__x86_64__) || defined(_M_X64)
   switch (SelectedIsa()) {
-    case Isa::kAvx512: return DepthwiseConvAvx512(g, mg, x, w, bias, z, y, act, c0, c1);
+    case Isa::kAvx512:
+      if (UseDepthwise3x3Avx512(g)) return Depthwise3x3Avx512(g, mg, x, w, bias, z, y, act, c0, c1);
+      return DepthwiseConvAvx512(g, mg, x, w, bias, z, y, act, c0, c1);
     case Isa::kAvx2: return DepthwiseConvAvx2(g, mg, x, w, bias, z, y, act, c0, c1);
     default: break;
   }
@@ -48,7 +59,9 @@ void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, cons
                          const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch) {
 #if defined(__x86_64__) || defined(_M_X64)
   switch (SelectedIsa()) {
-    case Isa::kAvx512: return DepthwiseConvPaddedAvx512(g, mg, x, w, bias, z, y, act, c0, c1, scratch);
+    case Isa::kAvx512:
+      if (UseDepthwise3x3Avx512(g)) return Depthwise3x3Avx512(g, mg, x, w, bias, z, y, act, c0, c1);
+      return DepthwiseConvPaddedAvx512(g, mg, x, w, bias, z, y, act, c0, c1, scratch);
     case Isa::kAvx2: return DepthwiseConvPaddedAvx2(g, mg, x, w, bias, z, y, act, c0, c1, scratch);
     default: break;
   }

@@ -24,6 +24,7 @@ struct ConvSpec {
   std::string auto_pad;                         // when set, the node gets this and no pads
   std::vector<int64_t> want_pads;               // pads the reference uses when auto_pad is set
   bool bias = false, residual = false, relu = false;
+  bool relu6 = false;  // FusedConv activation Clip(0, 6), MobileNetV2's ReLU6
 };
 
 std::vector<int64_t> Pad3(const std::vector<int64_t>& v, int64_t fill) {
@@ -70,6 +71,7 @@ std::vector<float> NaiveConv(const ConvSpec& s, const std::vector<float>& x, con
                   }
             if (!z.empty()) acc += z[yi];
             if (s.relu) acc = std::max(acc, 0.0);
+            if (s.relu6) acc = std::min(std::max(acc, 0.0), 6.0);
             y[yi] = static_cast<float>(acc);
           }
   return y;
@@ -89,7 +91,7 @@ void CheckConv(const ConvSpec& s, const std::string& what) {
   auto want = NaiveConv(s, x, w, b, z, &out_shape);
   ThreadPool pool(3);
   for (bool const_w : {true, false}) {
-    const bool fused = s.residual || s.relu;
+    const bool fused = s.residual || s.relu || s.relu6;
     OpCase c(fused ? "FusedConv" : "Conv", fused ? 1 : 22, fused ? kOpenCannDomain : "");
     c.In(s.x, x, false).In(wshape, w, const_w);
     if (s.bias) c.In({s.m}, b, true);
@@ -102,6 +104,11 @@ void CheckConv(const ConvSpec& s, const std::string& what) {
     if (!s.pads.empty()) n.SetInts("pads", s.pads);
     if (!s.auto_pad.empty()) n.SetString("auto_pad", s.auto_pad);
     if (s.relu) n.SetString("activation", "Relu");
+    if (s.relu6) {
+      n.SetString("activation", "Clip");
+      n.SetFloat("activation_alpha", 0.f);
+      n.SetFloat("activation_beta", 6.f);
+    }
     if (nd == 2 && const_w) n.SetInts("kernel_shape", s.k);  // sometimes given, sometimes inferred
     auto y = c.Run(&pool);
     ASSERT_TRUE(y.ok()) << what << ": " << y.status().ToString();
@@ -399,6 +406,38 @@ TEST(ConvTransposeOp, ChannelMismatchIsAnError) {
   Status s = c.Infer();
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("channels"), std::string::npos) << s.message();
+}
+
+// Depthwise 3x3 (the direct AVX-512 kernel where the CPU and OPENCANN_ISA allow
+// it, the padded-row loops otherwise) at every width 1..40 and height 1..9:
+// stride 1 and 2, pad 1 (and asymmetric / zero pads), with and without bias,
+// residual and the Relu / ReLU6 epilogue, against the naive loops above.
+TEST(ConvOp, Depthwise3x3EdgesAllWidthsAndHeights) {
+  for (int64_t stride : {1, 2})
+    for (int64_t h = 1; h <= 9; ++h)
+      for (int64_t w = 1; w <= 40; ++w) {
+        const int64_t v = (w + h + stride) % 4;
+        ConvSpec s{.x = {1, 3, h, w}, .m = 3, .k = {3, 3}, .group = 3, .stride = {stride, stride},
+                   .pads = {1, 1, 1, 1}};
+        s.bias = v != 0;
+        s.relu = v == 2;
+        s.relu6 = v == 3;
+        s.residual = v == 3 && w % 2 == 0;
+        CheckConv(s, "dw3x3 s" + std::to_string(stride) + " " + std::to_string(h) + "x" + std::to_string(w) +
+                         " variant " + std::to_string(v));
+        if (HasFailure()) return;
+      }
+  for (int64_t w : {5, 16, 17, 18, 31, 33, 34, 35, 64, 67})
+    for (int64_t stride : {1, 2}) {
+      CheckConv({.x = {2, 4, 7, w}, .m = 8, .k = {3, 3}, .group = 4, .stride = {stride, stride},
+                 .pads = {0, 1, 1, 0}, .bias = true, .relu6 = true},
+                "dw3x3 multiplier 2, asym pads, width " + std::to_string(w));
+      CheckConv({.x = {1, 2, 6, w}, .m = 2, .k = {3, 3}, .group = 2, .stride = {stride, stride}},
+                "dw3x3 no pad, width " + std::to_string(w));
+      CheckConv({.x = {1, 2, 6, w}, .m = 2, .k = {3, 3}, .group = 2, .stride = {stride, stride},
+                 .pads = {2, 2, 2, 2}, .relu = true},
+                "dw3x3 pad 2, width " + std::to_string(w));
+    }
 }
 
 }  // namespace
