@@ -27,6 +27,19 @@ FILES = ("op_summary_{ts}.csv", "op_statistic_{ts}.csv", "api_statistic_{ts}.csv
 HW = 224
 
 
+def sanitized_build():
+    """True for a make asan / make tsan build (OC_SANITIZE set in its CMake cache)."""
+    try:
+        with open(os.path.join(oc_harness.BUILD_DIR, "CMakeCache.txt")) as f:
+            for line in f:
+                m = re.match(r"OC_SANITIZE:\w+=(.*)", line.strip())
+                if m:
+                    return m.group(1).upper() not in ("", "OFF", "FALSE", "NO", "0")
+    except OSError:
+        pass
+    return False
+
+
 def convnet():
     """Three 3x3 convolutions at 224x224 (about 0.1 s per run on two cores, so
     the node times dominate a run even when the machine is busy and waking the
@@ -203,7 +216,11 @@ def test_msprof_on_acl_app(model, tmp_path):
         s = sum(float(r["Task Duration(us)"]) for r in rs) / 1e3
         assert s <= app_ms[run_id] * 1.001 + 0.01, f"run {run_id}: nodes {s:.3f} ms > measured {app_ms[run_id]:.3f}"
         ratios.append(s / app_ms[run_id])
-    assert np.median(ratios) >= 0.9, f"node time / measured time per run: {ratios}"
+    # No timing bound under sanitizers (as in TraceTest): instrumentation
+    # changes what the code between nodes costs; a make asan run measured a
+    # median of 0.88 on a busy machine.
+    if not sanitized_build():
+        assert np.median(ratios) >= 0.9, f"node time / measured time per run: {ratios}"
     timeline = check_timeline(os.path.join(d, f"msprof_{ts}.json"), len(rows))
     memcpy = [e for e in timeline if e["cat"] == "Memcpy"]
     assert memcpy and memcpy[0]["args"]["bytes"] == 1 * 3 * HW * HW * 4
