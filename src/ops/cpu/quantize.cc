@@ -236,7 +236,10 @@ void QuantizeRowF32(const float* x, int64_t n, float s, float zp, float lo, floa
 // Fast path of DQ into float32: y = (x - zp) * s with one scale per row.
 template <typename T>
 void DequantizeRowF32(const T* x, int64_t n, float s, float zp, float* y) {
-  for (int64_t e = 0; e < n; ++e) y[e] = (static_cast<float>(x[e]) - zp) * s;
+#if defined(__x86_64__) || defined(_M_X64)
+  if (SelectedIsa() == Isa::kAvx512) return DequantizeRowF32Avx512(x, n, s, zp, y);
+#endif
+  DequantizeRowF32Generic(x, n, s, zp, y);
 }
 
 // Shared by Q and DQ: element types and the layout, all fixed at creation.

@@ -25,12 +25,23 @@ inline void QuantizeRowF32Generic(const float* x, int64_t n, float s, float zp, 
   }
 }
 
+// DequantizeLinear rows into float32, y = (float(x) - zp) * s: the same two
+// float operations in every variant, so the results are identical.
+template <typename T>
+inline void DequantizeRowF32Generic(const T* x, int64_t n, float s, float zp, float* y) {
+  for (int64_t e = 0; e < n; ++e) y[e] = (static_cast<float>(x[e]) - zp) * s;
+}
+
 #if defined(__x86_64__) || defined(_M_X64)
 // AVX-512 rows (quantize_avx512.cc); call only when SelectedIsa() is kAvx512.
 void QuantizeRowF32Avx512(const float* x, int64_t n, float s, float zp, float lo, float hi, uint8_t* y);
 void QuantizeRowF32Avx512(const float* x, int64_t n, float s, float zp, float lo, float hi, int8_t* y);
 void QuantizeRowF32Avx512(const float* x, int64_t n, float s, float zp, float lo, float hi, uint16_t* y);
 void QuantizeRowF32Avx512(const float* x, int64_t n, float s, float zp, float lo, float hi, int16_t* y);
+void DequantizeRowF32Avx512(const uint8_t* x, int64_t n, float s, float zp, float* y);
+void DequantizeRowF32Avx512(const int8_t* x, int64_t n, float s, float zp, float* y);
+void DequantizeRowF32Avx512(const uint16_t* x, int64_t n, float s, float zp, float* y);
+void DequantizeRowF32Avx512(const int16_t* x, int64_t n, float s, float zp, float* y);
 // AVX2 rows (quantize_avx2.cc); call only when SelectedIsa() allows AVX2.
 void QuantizeRowF32Avx2(const float* x, int64_t n, float s, float zp, float lo, float hi, uint8_t* y);
 void QuantizeRowF32Avx2(const float* x, int64_t n, float s, float zp, float lo, float hi, int8_t* y);

@@ -1,10 +1,12 @@
 // The per-ISA QuantizeLinear float32 rows (quantize_row.h) against an
 // independent formula (float division as ONNX specifies, std::nearbyint ties
 // to even, saturation) and bit-exactly against the generic loop, on random
-// values, exact .5 ties after the division, saturating values, NaN and tails.
+// values, exact .5 ties after the division, saturating values, NaN and tails;
+// and the DequantizeLinear rows likewise.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -94,6 +96,41 @@ TEST(QuantizeRowF32, Int8MatchesReferenceInEveryIsa) {
 TEST(QuantizeRowF32, SixteenBitMatchesReferenceInEveryIsa) {
   CheckType<uint16_t>(1000.f);
   CheckType<int16_t>(-3.f);
+}
+
+// DQ rows: (float(x) - zp) * s. The difference of two small integers is exact
+// and a product of two floats is exact in double, so rounding the double
+// product once to float is the correctly rounded float result.
+template <typename T>
+void CheckDequantize(float zp, float s) {
+  std::vector<T> x;
+  for (int64_t v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); v += sizeof(T) == 1 ? 1 : 97)
+    x.push_back(static_cast<T>(v));
+  x.push_back(std::numeric_limits<T>::max());
+  const bool avx512 = GetCpuFeatures().avx512f && GetCpuFeatures().avx512bw && GetCpuFeatures().avx512vl;
+  std::vector<int64_t> lens;
+  for (int64_t n = 0; n <= 40; ++n) lens.push_back(n);
+  lens.push_back(static_cast<int64_t>(x.size()));
+  for (int64_t n : lens) {
+    std::vector<float> g(n + 1, -1.f), a(n + 1, -1.f);
+    DequantizeRowF32Generic(x.data(), n, s, zp, g.data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(g[i], static_cast<float>((static_cast<double>(x[i]) - zp) * static_cast<double>(s))) << i;
+#if defined(__x86_64__) || defined(_M_X64)
+    if (avx512) {
+      DequantizeRowF32Avx512(x.data(), n, s, zp, a.data());
+      for (int64_t i = 0; i <= n; ++i) ASSERT_EQ(std::memcmp(&a[i], &g[i], sizeof(float)), 0) << "n=" << n << " i=" << i;
+    }
+#endif
+  }
+}
+
+TEST(DequantizeRowF32, MatchesReferenceInEveryIsa) {
+  CheckDequantize<uint8_t>(128.f, 0.0173f);
+  CheckDequantize<uint8_t>(0.f, 3.1f);
+  CheckDequantize<int8_t>(-7.f, 0.25f);
+  CheckDequantize<uint16_t>(1000.f, 0.0011f);
+  CheckDequantize<int16_t>(-3.f, 1.7f);
 }
 
 }  // namespace
