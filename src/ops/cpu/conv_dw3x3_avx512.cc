@@ -6,8 +6,8 @@
 // that the input rows they share are loaded once; the nine weights of the
 // channel stay in registers. The fused epilogue (bias, residual Z, Relu /
 // Clip / LeakyRelu) is applied in registers; other activations run on the
-// stored row. Picked by DepthwiseConvPadded (conv_loops.cc) when
-// Depthwise3x3Avx512Fits(g) and SelectedIsa() is kAvx512.
+// stored row. Picked by DepthwiseConv(Padded) (conv_loops.cc) when
+// UseDepthwise3x3(g) and SelectedIsa() is kAvx512.
 // GCC 12's avx512fintrin.h trips -Wmaybe-uninitialized on the undefined
 // pass-through operand of the unmasked intrinsics it wraps (a false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -156,13 +156,6 @@ void Planes(const ConvGeometry& g, int64_t mg, const float* x, const float* w, c
 }
 
 }  // namespace
-
-bool Depthwise3x3Avx512Fits(const ConvGeometry& g) {
-  return g.kernel[0] == 1 && g.kernel[1] == 3 && g.kernel[2] == 3 && g.in[0] == 1 && g.out[0] == 1 &&
-         g.pad_begin[0] == 0 && g.dilation[1] == 1 && g.dilation[2] == 1 && g.stride[1] == g.stride[2] &&
-         (g.stride[1] == 1 || g.stride[1] == 2) && g.pad_begin[1] >= 0 && g.pad_begin[1] <= 2 &&
-         g.pad_begin[2] >= 0 && g.pad_begin[2] <= 2 && g.in[1] > 0 && g.in[2] > 0 && g.out[1] > 0 && g.out[2] > 0;
-}
 
 void Depthwise3x3Avx512(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
                         const float* z, float* y, const Activation& act, int64_t c0, int64_t c1) {
