@@ -60,17 +60,25 @@ struct TileConfig {
   uint8_t rows[16];
 };
 
-OC_AMX_TARGET void ConfigureTiles() {
-  thread_local bool configured = false;
-  if (configured) return;
-  TileConfig cfg;
-  std::memset(&cfg, 0, sizeof cfg);
+// The configuration lives in static memory: GCC's _tile_loadconfig declares
+// that it reads only 8 bytes, so stores that fill a stack copy may be dropped
+// as dead. The bf16 AMX kernel (gemm_bf16_x86.cc) loads the same palette
+// (8 tiles of 16 rows x 64 bytes), so a thread may switch between the two.
+constexpr TileConfig MakeTileConfig() {
+  TileConfig cfg{};
   cfg.palette_id = 1;
   for (int t = 0; t < 8; ++t) {
     cfg.colsb[t] = 64;
     cfg.rows[t] = 16;
   }
-  _tile_loadconfig(&cfg);
+  return cfg;
+}
+alignas(64) constexpr TileConfig kTileConfig = MakeTileConfig();
+
+OC_AMX_TARGET void ConfigureTiles() {
+  thread_local bool configured = false;
+  if (configured) return;
+  _tile_loadconfig(&kTileConfig);
   configured = true;
 }
 
