@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 #include <set>
 #include <unordered_set>
 
@@ -69,13 +70,24 @@ void PruneDeadNodes(Graph& graph) {
 }
 
 // Every (node, owning graph) pair, subgraphs included, outer nodes first.
-void CollectNodes(Graph& graph, std::vector<std::pair<Node*, Graph*>>& out) {
+// keep_alive holds a reference to every subgraph visited: a canonicalize hook
+// may drop its node's graph attributes (FlexAttention inlines score_mod and
+// prob_mod), which would free nodes still in the snapshot.
+void CollectNodes(Graph& graph, std::vector<std::pair<Node*, Graph*>>& out,
+                  std::vector<std::shared_ptr<Graph>>& keep_alive) {
   for (const auto& n : graph.nodes()) {
     out.emplace_back(n.get(), &graph);
     for (auto& [name, a] : n->attrs) {
-      if (a.kind == Attribute::Kind::kGraph && a.graph) CollectNodes(*a.graph, out);
+      if (a.kind == Attribute::Kind::kGraph && a.graph) {
+        keep_alive.push_back(a.graph);
+        CollectNodes(*a.graph, out, keep_alive);
+      }
       if (a.kind == Attribute::Kind::kGraphs)
-        for (auto& g : a.graphs) if (g) CollectNodes(*g, out);
+        for (auto& g : a.graphs)
+          if (g) {
+            keep_alive.push_back(g);
+            CollectNodes(*g, out, keep_alive);
+          }
     }
   }
 }
@@ -144,7 +156,8 @@ Status CheckAndCanonicalize(Graph& graph) {
   const OpRegistry& reg = OpRegistry::Global();
   // Canonicalize may add values or nodes: iterate over a snapshot.
   std::vector<std::pair<Node*, Graph*>> nodes;
-  CollectNodes(graph, nodes);
+  std::vector<std::shared_ptr<Graph>> keep_alive;
+  CollectNodes(graph, nodes, keep_alive);
   // n is a copy: clang before 16 cannot capture a structured binding in a lambda (make fuzz uses clang-14).
   for (const auto& [node, owner] : nodes) {
     Node* n = node;
