@@ -7,12 +7,16 @@
 //            straight from X (PackIm2ColPanels), so the im2col matrix is never
 //            materialised: its only workspace is the GEMM's per-thread
 //            packing buffer, sized in the factory.
+//   Winograd F(4x4,3x3) (conv_winograd.h) for the 3x3 stride-1 shapes where
+//            it measured faster (WinogradPreferred; OPENCANN_WINOGRAD=0: never).
 // Constant weights are packed once into GEMM A panels (per group) and exported.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
+#include "ops/cpu/conv_winograd.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/gemm_kernel.h"
 #include "ops/infer_util.h"
@@ -99,6 +103,10 @@ class ConvKernel final : public Kernel {
                                                 init.prepacked, g_.group, mg_ * kg_);
       return Status::Ok();
     }
+    if (w.constant && WinogradPreferred(g_)) {
+      wino_ = WinogradConv(g_, w.constant->as<float>(), init.prepacked, init.max_threads);
+      if (wino_.valid()) return Status::Ok();
+    }
     uk_ = &gemm::DefaultUkernel();
     plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, init.max_threads);
     if (w.constant)
@@ -116,6 +124,14 @@ class ConvKernel final : public Kernel {
     if (mode_ == Mode::kDepthwise) {
       if (dw_slot_floats_ && io.scratch) RunDepthwisePadded(x, w, bias, z, y, io.pool, static_cast<float*>(io.scratch));
       else RunDepthwise(x, w, bias, z, y, io.pool);
+      return Status::Ok();
+    }
+    if (wino_.valid()) {
+      if (io.scratch) return wino_.Run(x, bias, z, y, act_, io.pool, io.scratch), Status::Ok();
+      std::vector<float> buf((wino_.ScratchBytes() + 63) / sizeof(float) + 16);
+      void* p = buf.data();
+      size_t space = buf.size() * sizeof(float);
+      wino_.Run(x, bias, z, y, act_, io.pool, std::align(64, wino_.ScratchBytes(), p, space));
       return Status::Ok();
     }
     const int64_t in_size = g_.InSize(), out_size = g_.OutSize();
@@ -153,11 +169,13 @@ class ConvKernel final : public Kernel {
   }
 
   std::vector<uint8_t> ExportPrepacked() const override {
+    if (wino_.valid()) return wino_.ExportPrepacked();
     return bf16_plan_.valid() ? bf16_w_.Export() : packed_w_.Export();
   }
   size_t ScratchBytes() const override {
     if (mode_ == Mode::kDepthwise) return static_cast<size_t>(dw_slot_floats_ * max_threads_) * sizeof(float);
     if (bf16_plan_.valid()) return bf16_plan_.ScratchBytes();
+    if (wino_.valid()) return wino_.ScratchBytes();
     return plan_.ScratchBytes();
   }
 
@@ -202,6 +220,7 @@ class ConvKernel final : public Kernel {
   gemm::PackedOperand packed_w_;
   gemm::Bf16GemmPlan bf16_plan_;  // valid when the node computes in bf16
   gemm::Bf16PackedOperand bf16_w_;
+  WinogradConv wino_;  // valid when the Winograd path runs this node
 };
 
 Expected<KernelPtr> MakeConv(const KernelInit& init) {

@@ -1,0 +1,156 @@
+// Winograd F(4x4, 3x3): see conv_winograd.h. The GEMMs run with the tiles as
+// rows: M[xi] (tiles x Cout) = V[xi] (tiles x Cin) * U[xi]^T (Cin x Cout), so
+// that the weights are the pre-packed B operand and a layer with few tiles
+// (14x14, 7x7 outputs) wastes at most one MR-row panel, not most of an NR-wide
+// one. Transforms work on blocks of kLanes channels so that their arithmetic
+// vectorises across channels.
+#include "ops/cpu/conv_winograd.h"
+
+#include "base/cpu_features.h"
+#include "ops/cpu/conv_winograd_impl.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace oc {
+
+#if defined(__x86_64__) || defined(_M_X64)
+void WinogradInputAvx2(const WinogradJob& job, int64_t tb, int64_t te);
+void WinogradOutputAvx2(const WinogradJob& job, int64_t tb, int64_t te);
+void WinogradInputAvx512(const WinogradJob& job, int64_t tb, int64_t te);
+void WinogradOutputAvx512(const WinogradJob& job, int64_t tb, int64_t te);
+#endif
+
+namespace {
+
+constexpr int64_t kChunkBytes = int64_t{2} << 20;  // V and M of one GEMM batch
+
+int64_t Round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// u = G g G^T for one 3x3 kernel (row-major), in double: the weights are
+// transformed once, so this costs nothing and keeps U exact to float rounding.
+void TransformWeight(const float* g, float* u, int64_t stride) {
+  auto col = [](double g0, double g1, double g2, double* o) {
+    o[0] = g0 / 4;
+    o[1] = -(g0 + g1 + g2) / 6;
+    o[2] = -(g0 - g1 + g2) / 6;
+    o[3] = g0 / 24 + g1 / 12 + g2 / 6;
+    o[4] = g0 / 24 - g1 / 12 + g2 / 6;
+    o[5] = g2;
+  };
+  double t[6][3];  // G g
+  for (int j = 0; j < 3; ++j) {
+    double o[6];
+    col(g[j], g[3 + j], g[6 + j], o);
+    for (int i = 0; i < 6; ++i) t[i][j] = o[i];
+  }
+  for (int i = 0; i < 6; ++i) {
+    double o[6];
+    col(t[i][0], t[i][1], t[i][2], o);
+    for (int j = 0; j < 6; ++j) u[(i * 6 + j) * stride] = static_cast<float>(o[j]);
+  }
+}
+
+void WinogradInput(const WinogradJob& job, int64_t tb, int64_t te) {
+#if defined(__x86_64__) || defined(_M_X64)
+  switch (SelectedIsa()) {
+    case Isa::kAvx512: return WinogradInputAvx512(job, tb, te);
+    case Isa::kAvx2: return WinogradInputAvx2(job, tb, te);
+    default: break;
+  }
+#endif
+  WinogradInputImpl(job, tb, te);
+}
+
+void WinogradOutput(const WinogradJob& job, int64_t tb, int64_t te) {
+#if defined(__x86_64__) || defined(_M_X64)
+  switch (SelectedIsa()) {
+    case Isa::kAvx512: return WinogradOutputAvx512(job, tb, te);
+    case Isa::kAvx2: return WinogradOutputAvx2(job, tb, te);
+    default: break;
+  }
+#endif
+  WinogradOutputImpl(job, tb, te);
+}
+
+}  // namespace
+
+bool WinogradApplicable(const ConvGeometry& g) {
+  return g.nd == 2 && g.group == 1 && g.kernel == std::array<int64_t, 3>{1, 3, 3} &&
+         g.stride == std::array<int64_t, 3>{1, 1, 1} && g.dilation == std::array<int64_t, 3>{1, 1, 1} &&
+         g.batch > 0 && g.out[1] > 0 && g.out[2] > 0 && g.c_in > 0 && g.c_out > 0;
+}
+
+bool WinogradPreferred(const ConvGeometry& g) {
+  static const bool enabled = [] {
+    const char* e = std::getenv("OPENCANN_WINOGRAD");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  if (!enabled || !WinogradApplicable(g)) return false;
+  // Measured at 1 thread (winograd_test's DISABLED_BenchResNetShapes, AVX-512):
+  // 64ch 56x56 1.1x, 128ch 28x28 1.6x, 256ch 14x14 1.3-1.4x, 64ch 14x14 1.1x
+  // faster than im2col; 32ch 56x56 0.8x (the transforms dominate short K) and
+  // 512ch 7x7 0.6x (4 tiles: 4x the weight bytes of im2col, streamed once
+  // per image, and 49 of 64 outputs used).
+  return g.c_in >= 64 && g.c_out >= 64 && g.out[1] >= 14 && g.out[2] >= 14;
+}
+
+WinogradConv::WinogradConv(const ConvGeometry& g, const float* w, std::span<const uint8_t> prepacked,
+                           int max_threads)
+    : g_(g) {
+  const int64_t cin = g.c_in, cout = g.c_out;
+  tiles_h_ = (g.out[1] + 3) / 4;
+  tiles_w_ = (g.out[2] + 3) / 4;
+  const int64_t tiles = g.batch * tiles_h_ * tiles_w_;
+  chunk_ = std::clamp<int64_t>(kChunkBytes / (36 * (cin + cout) * int64_t{sizeof(float)}), 14, 4096);
+  chunk_ = std::min(chunk_, tiles);
+  const gemm::GemmUkernel& uk = gemm::DefaultUkernel();
+  plan_ = gemm::SgemmPlan(uk, chunk_, cout, cin, max_threads);
+  std::vector<float> u;
+  if (w && !gemm::ParsePacked(prepacked, uk, gemm::PackedSide::kB, cout, cin, 36)) {
+    // u[xi][co][ci]: 36 matrices Cout x Cin, packed as B = U^T (stored N x K).
+    u.resize(static_cast<size_t>(36 * cout * cin));
+    for (int64_t co = 0; co < cout; ++co)
+      for (int64_t ci = 0; ci < cin; ++ci)
+        TransformWeight(w + (co * cin + ci) * 9, u.data() + co * cin + ci, cout * cin);
+  }
+  u_ = gemm::PackedOperand::Make(uk, gemm::PackedSide::kB, u.empty() ? nullptr : u.data(), cin, true, cout, cin,
+                                 prepacked, 36, cout * cin);
+}
+
+size_t WinogradConv::ScratchBytes() const {
+  const int64_t floats = Round16(36 * chunk_ * g_.c_in) + Round16(36 * chunk_ * g_.c_out);
+  return static_cast<size_t>(floats) * sizeof(float) + plan_.ScratchBytes();
+}
+
+void WinogradConv::Run(const float* x, const float* bias, const float* z, float* y, const Activation& act,
+                       ThreadPool* pool, void* scratch) const {
+  const int64_t cin = g_.c_in, cout = g_.c_out;
+  const int64_t IH = g_.in[1], IW = g_.in[2], OH = g_.out[1], OW = g_.out[2];
+  const int64_t ph = g_.pad_begin[1], pw = g_.pad_begin[2];
+  const int64_t per_image = tiles_h_ * tiles_w_, tiles = g_.batch * per_image;
+  float* v = static_cast<float*>(scratch);
+  float* m = v + Round16(36 * chunk_ * cin);
+  void* gemm_scratch = m + Round16(36 * chunk_ * cout);
+  // Tasks of a few tiles: each tile costs 36 * (Cin + Cout) * ~10 flops.
+  const int64_t grain = std::max<int64_t>(1, 4096 / (cin + cout));
+
+  for (int64_t t0 = 0; t0 < tiles; t0 += chunk_) {
+    const int64_t nt = std::min(chunk_, tiles - t0);
+    // V[xi][t][ci] = (B^T d B)[xi] for tile t, channel ci.
+    WinogradJob job{cin, cout, IH, IW, OH, OW, ph, pw, tiles_w_, per_image, t0, nt, x, v, m, bias, z, y, &act};
+    pool->ParallelFor(nt, grain, [&](int64_t tb, int64_t te) { WinogradInput(job, tb, te); });
+    for (int k = 0; k < 36; ++k) {
+      gemm::SgemmArgs args;
+      args.m = nt, args.n = cout, args.k = cin;
+      args.a = v + k * nt * cin, args.lda = cin;
+      args.packed_b = u_.group(k);
+      args.c = m + k * nt * cout, args.ldc = cout;
+      plan_.Run(args, pool, gemm_scratch);
+    }
+    pool->ParallelFor(nt, grain, [&](int64_t tb, int64_t te) { WinogradOutput(job, tb, te); });
+  }
+}
+
+}  // namespace oc
