@@ -49,6 +49,19 @@ def test_npy_outputs_match_onnxruntime(model, tmp_path):
         assert word in proc.stdout
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threads_flag(model, tmp_path, threads):
+    # --threads sets the kernel pool through aclrtSetOpExecuteThreads; results
+    # must not depend on the thread count.
+    m, om = model
+    x, y = inputs()
+    outs, proc = oc_harness.msame_run(om, [x, y], str(tmp_path), loop=3, extra=("--threads", str(threads)))
+    assert proc.returncode == 0, proc.stderr
+    assert f"kernel threads: {threads}" in proc.stdout
+    for got, want in zip(outs, oc_harness.ort_run(m, {"x": x, "y": y})):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_bin_and_txt_outputs(model, tmp_path):
     m, om = model
     x, y = inputs()
@@ -161,5 +174,7 @@ def test_command_line_errors(model, tmp_path):
     expect_failure(msame(["--model", om, "--bogus"]), "unknown argument")
     expect_failure(msame(["--model", om, "--loop", "0"]), "--loop")
     expect_failure(msame(["--model", om, "--outfmt", "XML"]), "--outfmt")
+    for bad in ("0", "257", "two", ""):
+        expect_failure(msame(["--model", om, "--threads", bad]), "--threads")
     expect_failure(msame([]), "--model is required")
     expect_failure(msame(["--model", om, "--device", "1"]), "aclrtSetDevice failed", "deviceId 1")

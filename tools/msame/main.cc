@@ -28,6 +28,7 @@ struct Options {
   std::string outfmt = "BIN";
   long loop = 1;
   int device = 0;
+  int threads = 0;  // --threads N: aclrtSetOpExecuteThreads(N); 0 = library default
   bool debug = false;
   bool profiler = false;  // --profiler true: aclprof reports in <output>/profiler/PROF_<ts>/
   // Dynamic shapes (CANN msame's flags): at most one of these.
@@ -40,7 +41,7 @@ struct Options {
 
 const char kUsage[] =
     "Usage: msame --model MODEL.om [--input A.npy,B.bin] [--output DIR] [--outfmt NPY|BIN|TXT]\n"
-    "             [--loop N] [--device ID] [--debug] [--help]\n"
+    "             [--loop N] [--device ID] [--threads N] [--debug] [--help]\n"
     "             [--dymBatch N | --dymHW H,W | --dymDims \"name:d0,d1;...\" |\n"
     "              --dymShape \"name:d0,d1;...\" [--outputSize \"bytes0,bytes1\"]]\n"
     "\n"
@@ -51,6 +52,8 @@ const char kUsage[] =
     "  --outfmt   NPY, BIN (raw bytes, default) or TXT (one row per innermost dimension)\n"
     "  --loop     number of inferences to time (default 1)\n"
     "  --device   device id (default 0; the CPU device is the only one)\n"
+    "  --threads  CPU threads per inference, 1..256 (aclrtSetOpExecuteThreads); default:\n"
+    "             OPENCANN_NUM_THREADS, else all hardware threads\n"
     "  --debug    print the model description and every run's latency\n"
     "  --profiler true: profile the load and the runs (aclprof API); the reports go to\n"
     "             <output>/profiler/PROF_<timestamp>/ (docs/profiling.md). Needs --output\n"
@@ -62,7 +65,7 @@ const char kUsage[] =
     "  --outputSize  bytes to allocate per output, comma separated: needed where a\n"
     "                dynamic model cannot state an output's size (--dymShape, NonZero, ...)\n"
     "\n"
-    "Threads per inference: set OPENCANN_NUM_THREADS. Library log: ASCEND_GLOBAL_LOG_LEVEL=0..3.\n";
+    "Library log: ASCEND_GLOBAL_LOG_LEVEL=0..3.\n";
 
 // Reports an AscendCL failure with the library's own explanation.
 bool Check(aclError rc, const char* call) {
@@ -171,6 +174,15 @@ bool ParseArgs(int argc, char** argv, Options* o, bool* help) {
         }
         o->output_size.push_back(static_cast<size_t>(n));
       }
+    } else if (arg == "--threads") {
+      if (!need(&v)) return false;
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || n < 1 || n > 256) {
+        std::fprintf(stderr, "[ERROR] --threads must be an integer in [1, 256], got '%s'\n", v.c_str());
+        return false;
+      }
+      o->threads = static_cast<int>(n);
     } else if (arg == "--loop" || arg == "--device") {
       if (!need(&v)) return false;
       char* end = nullptr;
@@ -445,6 +457,10 @@ int Run(const Options& o) {
   if (!Check(aclrtSetDevice(o.device), "aclrtSetDevice")) return 1;
   s.device_set = true;
   s.device = o.device;
+  if (o.threads > 0) {
+    if (!Check(aclrtSetOpExecuteThreads(static_cast<uint32_t>(o.threads)), "aclrtSetOpExecuteThreads")) return 1;
+    std::printf("[INFO] kernel threads: %d\n", o.threads);
+  }
   if (!Check(aclrtCreateContext(&s.context, o.device), "aclrtCreateContext")) return 1;
   if (!Check(aclrtCreateStream(&s.stream), "aclrtCreateStream")) return 1;
   if (o.profiler) {
