@@ -1,8 +1,10 @@
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <atomic>
+#include <chrono>
 #include <vector>
 
 namespace oc {
@@ -52,6 +54,30 @@ TEST(ThreadPoolTest, ConcurrentCallersAreSerialisedCorrectly) {
   }
   for (auto& c : callers) c.join();
   EXPECT_EQ(total.load(), 4 * 200 * 64);
+}
+
+double ProcessCpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// Issue 4: no spinning once idle. After a burst of small jobs the workers must
+// go to sleep: the process may burn only a sliver of one core while the
+// caller sleeps (a spinning worker would burn ~100%; the bound leaves room for
+// a loaded machine and sanitizer builds).
+TEST(ThreadPoolTest, IdleWorkersDoNotBurnCpu) {
+  ThreadPool pool(4);
+  std::atomic<int64_t> sum{0};
+  for (int r = 0; r < 500; ++r) pool.ParallelFor(4, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+  EXPECT_EQ(sum.load(), 500 * 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past any grace period
+  double c0 = ProcessCpuSeconds();
+  auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  double cpu = ProcessCpuSeconds() - c0;
+  EXPECT_LT(cpu, 0.25 * wall) << "idle process burned " << 1e3 * cpu << " ms CPU in " << 1e3 * wall << " ms";
 }
 
 }  // namespace
