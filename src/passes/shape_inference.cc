@@ -22,6 +22,8 @@
 // information: values downstream of an unknown dim never become constants at
 // compile time, so a dim that merely happens to agree across the probes (a
 // slice clamped to a bound below 1) cannot be folded into the graph.
+#include <iterator>
+
 #include "graph/graph_clone.h"
 #include "ops/op_registry.h"
 #include "passes/passes.h"
@@ -120,6 +122,17 @@ void RefineDimsByProbing(Graph& graph) {
       symbol = name;
     }
   if (!one_symbol) symbol.clear();
+  // Element counts of the largest probe stay far below int64's range, so that
+  // infer functions multiplying dims cannot overflow (UBSan: a 7-D input at
+  // 1009 or 2003 per dim overflowed Value::NumElements in Reshape's inference);
+  // inputs that would exceed it are not probed.
+  constexpr int64_t kMaxProbeElements = int64_t{1} << 40;
+  for (const Value* in : graph.inputs) {
+    int64_t n = 1;
+    for (int64_t d : in->shape)
+      if (__builtin_mul_overflow(n, d < 0 ? kProbes[std::size(kProbes) - 1] : d, &n) || n > kMaxProbeElements)
+        return;
+  }
   std::vector<std::unique_ptr<Graph>> probes;
   for (int64_t p : kProbes) {
     std::unique_ptr<Graph> c = CloneGraph(graph);
