@@ -4,6 +4,13 @@ TYPE    ?= Release
 PYTHON  ?= python3
 OUT     ?= out
 JOBS    ?= $(shell nproc)
+# ccache, when installed, makes builds in a fresh clone cheap (optional: not
+# installed by install_deps.sh; `make CCACHE= ...` turns it off).
+CCACHE  ?= $(shell command -v ccache 2>/dev/null)
+ifneq ($(CCACHE),)
+export CMAKE_C_COMPILER_LAUNCHER ?= $(CCACHE)
+export CMAKE_CXX_COMPILER_LAUNCHER ?= $(CCACHE)
+endif
 
 .PHONY: all deps configure build demo test clean
 
