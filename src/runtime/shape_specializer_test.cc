@@ -200,10 +200,12 @@ TEST(DynamicShapes, CacheStaysWithinItsCapacityOver1000RunsOf20Shapes) {
     }
   }
   EXPECT_GT(spec.specializations(), 20u);  // cycling 20 shapes through 8 slots misses
-  if (rss_after_warmup > 0) {
-    // 900 more specialisations (and evictions) must not leave memory behind.
-    EXPECT_LT(RssBytes(), rss_after_warmup + (8u << 20));
-  }
+  // 900 more specialisations (and evictions) must not leave memory behind.
+  // Not under AddressSanitizer: its quarantine keeps freed memory resident on
+  // purpose (up to 256 MiB); LeakSanitizer checks for leaks there instead.
+#if !defined(__SANITIZE_ADDRESS__)
+  if (rss_after_warmup > 0) EXPECT_LT(RssBytes(), rss_after_warmup + (8u << 20));
+#endif
 }
 
 TEST(DynamicShapes, PinnedEntriesAreNeverEvicted) {
