@@ -4,16 +4,10 @@
 // own target attribute, so this file builds with the baseline flags and
 // nothing here runs before the CPU check in X86Hooks / *Ukernel().
 #include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/amx_tiles.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
-
-#include <cstdlib>
-
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 #define OC_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma")))
 #define OC_AMXBF16_TARGET \
@@ -39,27 +33,10 @@ bool Avx512Bf16Cpu() {
 }
 
 bool DetectAmxBf16() {
-  if (const char* env = std::getenv("OPENCANN_AMX"); env && std::strcmp(env, "0") == 0) return false;
   if (!Avx512Bf16Cpu()) return false;  // the packers and the store need AVX-512
-  if (!GetCpuFeatures().amx_bf16) return false;
-#if defined(__linux__)
-  // The tile data state needs the kernel's permission once per process;
-  // without it the first tile load faults.
-  constexpr long kArchReqXcompPerm = 0x1023;
-  constexpr long kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return false;
-#endif
+  return GetCpuFeatures().amx_bf16 && amx::EnabledAndPermitted();
 }
 
-struct TileConfig {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
 
 // C tiles 0-3 (2x2 of 16x16 float), A tiles 4-5 (16 rows x 32 bf16),
 // B tiles 6-7 (16 pair rows x 16 columns): every tile is 16 rows of 64 bytes.
@@ -205,21 +182,8 @@ constexpr Bf16Ukernel kAvx512Bf16{"bf16_gemm_32x32_avx512bf16", 512, 128, 256, &
 
 }  // namespace
 
-// The configuration lives in static memory: GCC's _tile_loadconfig tells the
-// compiler that it reads only 8 bytes, so stores into a stack copy could be
-// dropped as dead.
-constexpr TileConfig MakeTileConfig() {
-  TileConfig cfg{};
-  cfg.palette_id = 1;
-  for (int t = 0; t < 8; ++t) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
-  }
-  return cfg;
-}
-alignas(64) constexpr TileConfig kTileConfig = MakeTileConfig();
 
-OC_AMXBF16_TARGET void ConfigureAmxTiles() { _tile_loadconfig(&kTileConfig); }
+OC_AMXBF16_TARGET void ConfigureAmxTiles() { _tile_loadconfig(&amx::kTileConfig); }
 
 IsaHooks X86Hooks() {
   if (!Avx512Bf16Cpu()) return {};

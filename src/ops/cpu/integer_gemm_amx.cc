@@ -13,15 +13,10 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
-#include <cpuid.h>
-#include <cstdlib>
 #include <cstring>
 
-#if defined(__linux__)
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
+#include "base/cpu_features.h"
+#include "ops/cpu/amx_tiles.h"
 #include "ops/cpu/integer_gemm.h"
 
 #define OC_AMX_TARGET __attribute__((target("amx-tile,amx-int8")))
@@ -34,51 +29,13 @@ constexpr int kMR = 32;
 constexpr int kNR = 32;
 
 bool DetectAmx() {
-  if (const char* env = std::getenv("OPENCANN_AMX"); env && std::strcmp(env, "0") == 0) return false;
-  unsigned a, b, c, d;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-  const bool tile = d & (1u << 24), int8 = d & (1u << 25);
-  if (!tile || !int8) return false;
-  // XCR0 bits 17 (XTILECFG) and 18 (XTILEDATA) must be OS-enabled.
-  unsigned lo, hi;
-  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  if ((lo & (3u << 17)) != (3u << 17)) return false;
-#if defined(__linux__)
-  constexpr long kArchReqXcompPerm = 0x1023;
-  constexpr long kXfeatureXtiledata = 18;
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-#else
-  return false;
-#endif
+  return GetCpuFeatures().amx_int8 && amx::EnabledAndPermitted();
 }
-
-struct TileConfig {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
-
-// The configuration lives in static memory: GCC's _tile_loadconfig declares
-// that it reads only 8 bytes, so stores that fill a stack copy may be dropped
-// as dead. The bf16 AMX kernel (gemm_bf16_x86.cc) loads the same palette
-// (8 tiles of 16 rows x 64 bytes), so a thread may switch between the two.
-constexpr TileConfig MakeTileConfig() {
-  TileConfig cfg{};
-  cfg.palette_id = 1;
-  for (int t = 0; t < 8; ++t) {
-    cfg.colsb[t] = 64;
-    cfg.rows[t] = 16;
-  }
-  return cfg;
-}
-alignas(64) constexpr TileConfig kTileConfig = MakeTileConfig();
 
 OC_AMX_TARGET void ConfigureTiles() {
   thread_local bool configured = false;
   if (configured) return;
-  _tile_loadconfig(&kTileConfig);
+  _tile_loadconfig(&amx::kTileConfig);
   configured = true;
 }
 
