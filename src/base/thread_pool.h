@@ -1,10 +1,18 @@
-// One intra-op thread pool per process. Workers sleep on a condition variable
-// when idle (no spinning). ParallelFor splits [0, n) into contiguous chunks,
-// runs one on the calling thread, and returns when all are done. Nested calls
-// from inside a worker run serially. Several callers (streams) may use the pool
-// at once; their jobs are serialised, so there is no oversubscription.
+// One intra-op thread pool per process. ParallelFor splits [0, n) into
+// contiguous chunks, runs one on the calling thread, and returns when all are
+// done. Nested calls from inside a worker run serially. Several callers
+// (streams) may use the pool at once; their jobs are serialised, so there is no
+// oversubscription.
+//
+// Waiting: after a job a worker polls for the next one for a short, bounded
+// time (OPENCANN_SPIN_US, default 200 microseconds) and then sleeps on a
+// condition variable, so that back-to-back operators of a model run do not pay
+// a futex wake-up each (which costs more than a small operator), while an idle
+// process burns no CPU. The caller waits for the last chunk the same way.
+// OPENCANN_SPIN_US=0 turns polling off (pure sleep/wake).
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -15,13 +23,15 @@ namespace oc {
 
 class ThreadPool {
  public:
-  // num_threads counts the caller: 1 means no worker threads.
-  explicit ThreadPool(int num_threads);
+  // num_threads counts the caller: 1 means no worker threads. spin_us < 0:
+  // OPENCANN_SPIN_US or the default.
+  explicit ThreadPool(int num_threads, int spin_us = -1);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
+  int spin_us() const { return spin_us_; }
 
   // Calls fn(begin, end) over disjoint chunks covering [0, n). `grain` is the
   // smallest chunk worth a thread. No allocation.
@@ -42,24 +52,35 @@ class ThreadPool {
  private:
   using Trampoline = void (*)(void*, int64_t, int64_t);
   void RunChunks(int64_t n, int64_t max_chunks, void* ctx, Trampoline tramp);
-  void WorkerLoop(int index);
+  void WorkerLoop();
+  // Claims and runs chunks of job `seq` until none is left.
+  void Work(uint64_t seq);
   static bool InWorker();
 
   int num_threads_;
+  int spin_us_;
   std::vector<std::thread> workers_;
   std::mutex submit_mu_;  // one job at a time
-  std::mutex mu_;
-  std::condition_variable cv_work_;
-  std::condition_variable cv_done_;
-  // Current job.
-  uint64_t generation_ = 0;
+
+  // The current job. Its descriptor is written before `claim_` publishes it.
+  // claim_ = seq << 32 | chunks << 16 | next chunk: a claim (CAS) succeeds only
+  // for the job it was read for, so a worker still leaving job s cannot take a
+  // chunk of job s + 1 with job s's view of it.
   void* ctx_ = nullptr;
   Trampoline tramp_ = nullptr;
   int64_t n_ = 0;
-  int64_t chunks_ = 0;
-  int64_t next_chunk_ = 0;
-  int64_t done_chunks_ = 0;
-  bool stop_ = false;
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int64_t> done_{0};
+
+  // Sleeping: workers (and a caller waiting for the last chunk) block here
+  // after their polling budget; the publisher takes mu_ only when someone is
+  // asleep (sleepers_ / caller_sleeping_, checked after publishing).
+  std::mutex mu_;
+  std::condition_variable cv_work_;
+  std::condition_variable cv_done_;
+  std::atomic<int> sleepers_{0};
+  std::atomic<bool> caller_sleeping_{false};
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace oc

@@ -80,5 +80,58 @@ TEST(ThreadPoolTest, IdleWorkersDoNotBurnCpu) {
   EXPECT_LT(cpu, 0.25 * wall) << "idle process burned " << 1e3 * cpu << " ms CPU in " << 1e3 * wall << " ms";
 }
 
+// Both waiting modes (polling and pure sleep/wake), and a poll budget short
+// enough that workers fall asleep between jobs: every job must still be
+// picked up (a lost wake-up would hang here), cover its range once, and
+// spread over the threads.
+TEST(ThreadPoolTest, EveryWaitingModeRunsEveryJob) {
+  for (int spin_us : {0, 1, 200}) {
+    ThreadPool pool(3, spin_us);
+    EXPECT_EQ(pool.spin_us(), spin_us);
+    for (int r = 0; r < 2000; ++r) {
+      const int64_t n = 1 + r % 37;
+      std::vector<int> hits(n, 0);
+      pool.ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[i]++;
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i], 1) << "spin_us=" << spin_us << " r=" << r;
+      if (r % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // let workers sleep
+    }
+  }
+}
+
+// With polling on, a job of two equal chunks on two threads is shared: the
+// worker takes one of them (it is awake), instead of the caller running both.
+TEST(ThreadPoolTest, PollingWorkerTakesItsShare) {
+  ThreadPool pool(2, 2000);
+  std::atomic<int> on_worker{0};
+  const auto caller = std::this_thread::get_id();
+  for (int r = 0; r < 200; ++r) {
+    pool.ParallelFor(2, 1, [&](int64_t, int64_t) {
+      auto t0 = std::chrono::steady_clock::now();
+      while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(20)) {
+      }
+      if (std::this_thread::get_id() != caller) on_worker++;
+    });
+  }
+  // A loaded machine can deschedule the worker now and then; most jobs must
+  // still have been split.
+  EXPECT_GT(on_worker.load(), 100);
+}
+
+TEST(ThreadPoolTest, ConcurrentCallersWithSleepingWorkers) {
+  ThreadPool pool(2, 0);
+  std::vector<std::thread> callers;
+  std::atomic<int64_t> total{0};
+  for (int t = 0; t < 3; ++t) {
+    callers.emplace_back([&] {
+      for (int r = 0; r < 300; ++r)
+        pool.ParallelFor(5, 1, [&](int64_t b, int64_t e) { total += e - b; });
+    });
+  }
+  for (auto& c : callers) c.join();
+  EXPECT_EQ(total.load(), 3 * 300 * 5);
+}
+
 }  // namespace
 }  // namespace oc
