@@ -98,7 +98,7 @@ bool WinogradPreferred(const ConvGeometry& g) {
 
 WinogradConv::WinogradConv(const ConvGeometry& g, const float* w, std::span<const uint8_t> prepacked,
                            int max_threads)
-    : g_(g) {
+    : g_(g), max_threads_(std::max(1, max_threads)) {
   const int64_t cin = g.c_in, cout = g.c_out;
   tiles_h_ = (g.out[1] + 3) / 4;
   tiles_w_ = (g.out[2] + 3) / 4;
@@ -107,7 +107,7 @@ WinogradConv::WinogradConv(const ConvGeometry& g, const float* w, std::span<cons
   const gemm::GemmUkernel& uk = gemm::DefaultUkernel();
   chunk_ = chunk_ / uk.mr * uk.mr;  // whole MR-row panels, except in the last batch
   chunk_ = std::min(chunk_, tiles);
-  plan_ = gemm::SgemmPlan(uk, chunk_, cout, cin, max_threads);
+  plan_ = gemm::SgemmPlan(uk, chunk_, cout, cin, 1);
   std::vector<float> u;
   if (w && !gemm::ParsePacked(prepacked, uk, gemm::PackedSide::kB, cout, cin, 36)) {
     // u[xi][co][ci]: 36 matrices Cout x Cin, packed as B = U^T (stored N x K).
@@ -122,7 +122,7 @@ WinogradConv::WinogradConv(const ConvGeometry& g, const float* w, std::span<cons
 
 size_t WinogradConv::ScratchBytes() const {
   const int64_t floats = Round16(36 * chunk_ * g_.c_in) + Round16(36 * chunk_ * g_.c_out);
-  return static_cast<size_t>(floats) * sizeof(float) + plan_.ScratchBytes();
+  return static_cast<size_t>(floats) * sizeof(float) + plan_.ScratchBytes() * max_threads_;
 }
 
 void WinogradConv::Run(const float* x, const float* bias, const float* z, float* y, const Activation& act,
@@ -133,23 +133,33 @@ void WinogradConv::Run(const float* x, const float* bias, const float* z, float*
   const int64_t per_image = tiles_h_ * tiles_w_, tiles = g_.batch * per_image;
   float* v = static_cast<float*>(scratch);
   float* m = v + Round16(36 * chunk_ * cin);
-  void* gemm_scratch = m + Round16(36 * chunk_ * cout);
+  auto* gemm_scratch = reinterpret_cast<uint8_t*>(m + Round16(36 * chunk_ * cout));
   // Tasks of a few tiles: each tile costs 36 * (Cin + Cout) * ~10 flops.
   const int64_t grain = std::max<int64_t>(1, 4096 / (cin + cout));
+  const int64_t threads = std::min<int64_t>(pool ? pool->num_threads() : 1, max_threads_);
 
   for (int64_t t0 = 0; t0 < tiles; t0 += chunk_) {
     const int64_t nt = std::min(chunk_, tiles - t0);
     // V[xi][t][ci] = (B^T d B)[xi] for tile t, channel ci.
     WinogradJob job{cin, cout, IH, IW, OH, OW, ph, pw, tiles_w_, per_image, t0, nt, x, v, m, bias, z, y, &act};
     pool->ParallelFor(nt, grain, [&](int64_t tb, int64_t te) { WinogradInput(job, tb, te); });
-    for (int k = 0; k < 36; ++k) {
-      gemm::SgemmArgs args;
-      args.m = nt, args.n = cout, args.k = cin;
-      args.a = v + k * nt * cin, args.lda = cin;
-      args.packed_b = u_.group(k);
-      args.c = m + k * nt * cout, args.ldc = cout;
-      plan_.Run(args, pool, gemm_scratch);
-    }
+    // The 36 GEMMs in equal shares, one task per thread, each GEMM whole on
+    // one thread: splitting each GEMM instead cost 36 fork/joins per batch and
+    // halved already small M (16 tiles at 14x14) into under-filled panels.
+    const int64_t tasks = std::min<int64_t>(threads, 36);
+    auto gemms = [&](int64_t t) {
+      void* buf = gemm_scratch + t * plan_.ScratchBytes();
+      for (int64_t k = 36 * t / tasks; k < 36 * (t + 1) / tasks; ++k) {
+        gemm::SgemmArgs args;
+        args.m = nt, args.n = cout, args.k = cin;
+        args.a = v + k * nt * cin, args.lda = cin;
+        args.packed_b = u_.group(k);
+        args.c = m + k * nt * cout, args.ldc = cout;
+        plan_.Run(args, nullptr, buf);
+      }
+    };
+    if (tasks == 1) gemms(0);
+    else pool->ParallelFor(tasks, 1, [&](int64_t b, int64_t e) { for (int64_t t = b; t < e; ++t) gemms(t); });
     pool->ParallelFor(nt, grain, [&](int64_t tb, int64_t te) { WinogradOutput(job, tb, te); });
   }
 }

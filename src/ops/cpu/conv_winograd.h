@@ -44,6 +44,9 @@ class WinogradConv {
  private:
   ConvGeometry g_;
   int64_t tiles_h_ = 0, tiles_w_ = 0, chunk_ = 0;  // tiles per GEMM batch
+  int max_threads_ = 1;
+  // Single-threaded: each thread runs whole GEMMs of the 36 with its own
+  // packing buffers (one fork/join for all of them, not 36).
   gemm::SgemmPlan plan_;
   gemm::PackedOperand u_;  // 36 groups of [Cout x Cin]
 };
