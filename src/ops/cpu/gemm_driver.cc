@@ -24,6 +24,14 @@ constexpr GemmUkernel kUkernels[] = {
 };
 
 inline int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// Asks for rows x cols of C in L2 (for writing): each row's first and last line.
+inline void PrefetchTileL2(const float* c, int64_t ldc, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i) {
+    __builtin_prefetch(c + i * ldc, 1, 2);
+    __builtin_prefetch(c + i * ldc + cols - 1, 1, 2);
+  }
+}
 }  // namespace
 
 std::span<const GemmUkernel> AllUkernels() { return kUkernels; }
@@ -327,6 +335,15 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t m = std::min<int64_t>(mr, mc - ir);
             float* c = g.c + (ic + ir) * g.ldc + jc + jr;
+            // The next tile's C into L2 one micro-kernel call ahead (its
+            // latency from L3 or memory is far longer than the kernel's final
+            // steps, where the kernel pulls its own tile into L1).
+            if (ir + mr < mc) {
+              PrefetchTileL2(c + mr * g.ldc, g.ldc, std::min<int64_t>(mr, mc - ir - mr), n);
+            } else if (jr + nr < nc) {
+              PrefetchTileL2(g.c + ic * g.ldc + jc + jr + nr, g.ldc, std::min<int64_t>(mr, mc),
+                             std::min<int64_t>(nr, nc - jr - nr));
+            }
             const float* ap = ablock + (ir / mr) * a_panel_stride;
             if (last && fused) {
               TileEpilogue te;

@@ -90,15 +90,9 @@ template <int M, bool kEpilogue = false>
 void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
               float alpha, float beta, const TileEpilogue* ep = nullptr) {
   __m512 c0[M], c1[M];
-  // Start pulling the C tile in now; its rows are ldc apart and would
-  // otherwise miss one by one in the store loop.
 #pragma GCC unroll 14
-  for (int i = 0; i < M; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
-    c0[i] = c1[i] = _mm512_setzero_ps();
-  }
-  for (int64_t k = 0; k < kc; ++k) {
+  for (int i = 0; i < M; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
+  auto step = [&]() __attribute__((always_inline)) {
     const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
     // Touch the A panel a few steps ahead; B is L1-resident by construction.
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
@@ -110,6 +104,18 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     }
     a += kMR;
     b += 32;
+  };
+  // The C tile comes into L1 during the last M steps, one row per step: a
+  // prefetch at the start would be evicted by the A and B panels streaming
+  // through L1 before the store loop reads it (the driver has already asked
+  // for the tile in L2, see RunTask).
+  const int64_t kpf = kc > M ? kc - M : 0;
+  for (int64_t k = 0; k < kpf; ++k) step();
+  for (int64_t k = kpf; k < kc; ++k) {
+    const float* row = c + (k - kpf) * ldc;
+    _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+    step();
   }
   if constexpr (kEpilogue) {
     if (beta == 0.f) StoreRowsEpilogue<M, false>(c0, c1, c, ldc, n, alpha, beta, *ep);
