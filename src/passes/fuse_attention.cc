@@ -194,6 +194,14 @@ struct AttentionFuser {
       m.nodes.push_back(guard);
       probs = guard->output(0);
     }
+    // transformers' eager attention casts the probabilities to the value dtype:
+    // a float32 -> float32 Cast that changes nothing.
+    if (Node* cast = uses.Sole(probs); IsOp(cast, "Cast") && cast->inputs.size() == 1 &&
+                                       cast->GetInt("to", 0) == static_cast<int64_t>(DataType::kFloat32) &&
+                                       IsF32Static(cast->output(0))) {
+      m.nodes.push_back(cast);
+      probs = cast->output(0);
+    }
     Node* pv = uses.Sole(probs);
     if (!IsOp(pv, "MatMul") || pv->inputs.size() != 2 || pv->inputs[0] != probs) return false;
     Value* v = pv->inputs[1];

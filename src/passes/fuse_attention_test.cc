@@ -171,6 +171,54 @@ TEST(PassFuseAttention, ConstantCausalAdditiveMaskBecomesIsCausal) {
   EXPECT_EQ(g.nodes()[0]->GetInt("is_causal", 0), 1);
 }
 
+// transformers' eager GPT-2 export: scores * c + constant causal mask, Softmax,
+// then Cast(to float) of the already float probabilities before MatMul(V).
+void BuildCastAfterSoftmax(Graph& g, DataType cast_to) {
+  g.opset_imports[""] = 17;
+  Value* q = Tensor(g, "q", {B, H, S, D});
+  Value* k = Tensor(g, "k", {B, H, S, D});
+  Value* v = Tensor(g, "v", {B, H, S, D});
+  g.inputs = {q, k, v};
+  Value* kt = Tensor(g, "kt", {B, H, D, S});
+  g.AddNode("Transpose", "kt", {k}, {kt})->SetInts("perm", {0, 1, 3, 2});
+  Value* scores = Tensor(g, "scores", {B, H, S, S});
+  g.AddNode("MatMul", "qk", {q, kt}, {scores});
+  Value* scaled = Tensor(g, "scaled", {B, H, S, S});
+  g.AddNode("Mul", "mul", {scores, Const<float>(g, "c", {}, {0.125f})}, {scaled});
+  std::vector<float> m(S * S, 0.f);
+  for (int i = 0; i < S; ++i)
+    for (int j = i + 1; j < S; ++j) m[i * S + j] = std::numeric_limits<float>::lowest();
+  Value* masked = Tensor(g, "masked", {B, H, S, S});
+  g.AddNode("Add", "add", {scaled, Const<float>(g, "causal", {1, 1, S, S}, m)}, {masked});
+  Value* p = Tensor(g, "p", {B, H, S, S});
+  g.AddNode("Softmax", "softmax", {masked}, {p})->SetInt("axis", -1);
+  Value* pc = Tensor(g, "pc", {B, H, S, S}, cast_to);
+  g.AddNode("Cast", "cast", {p}, {pc})->SetInt("to", static_cast<int64_t>(cast_to));
+  Value* y = Tensor(g, "y", {B, H, S, D}, cast_to);
+  g.AddNode("MatMul", "pv", {pc, cast_to == DataType::kFloat32 ? v : Tensor(g, "v16", {B, H, S, D}, cast_to)},
+            {y});
+  g.outputs = {y};
+}
+
+TEST(PassFuseAttention, NoOpCastOfTheProbabilitiesIsAbsorbed) {
+  Graph g;
+  BuildCastAfterSoftmax(g, DataType::kFloat32);
+  ASSERT_TRUE(RunPass(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Attention"}));
+  Node* n = g.nodes()[0].get();
+  EXPECT_EQ(n->inputs.size(), 3u);
+  EXPECT_EQ(n->GetInt("is_causal", 0), 1);
+  EXPECT_FLOAT_EQ(n->GetFloat("scale", 0), 0.125f);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseAttention, CastToAnotherTypeIsLeftAlone) {
+  Graph g;
+  BuildCastAfterSoftmax(g, DataType::kFloat16);
+  ASSERT_TRUE(RunPass(g).ok());
+  EXPECT_EQ(OpSequence(g).size(), 7u);
+}
+
 TEST(PassFuseAttention, ScaleAfterTheMaskIsLeftAlone) {
   Graph g;
   Build(g, [&](Value* s) {

@@ -59,6 +59,17 @@ def test_gpt2_opset14_causal_where_becomes_is_causal(tmp_path, seq):
     assert ops["com.opencann::FusedMatMul"] == 4 * layers, ops
 
 
+@pytest.mark.parametrize("seq", [16, 130])
+def test_gpt2_eager_additive_mask_and_cast_become_is_causal(tmp_path, seq):
+    # recent transformers' eager attention: scores * c + constant 0/finfo.min mask, Cast(float) of the probabilities
+    layers = 2
+    feeds = {"hidden_in": RNG.standard_normal((1, seq, 32), dtype=np.float32)}
+    ops = compile_check(tm.gpt2(seq=seq, layers=layers, max_pos=max(64, seq), eager_mask=True), feeds, tmp_path)
+    assert ops["Attention"] == layers, ops
+    for gone in ["Softmax", "Cast", "Transpose"]:
+        assert ops[gone] == 0, (gone, ops)
+
+
 def test_gpt2_om_marks_attention_causal(tmp_path):
     model = tm.gpt2(seq=8, layers=1)
     path = save_model(model, str(tmp_path))

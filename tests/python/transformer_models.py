@@ -77,10 +77,13 @@ def bert(batch=1, seq=16, dim=32, heads=4, layers=2, seed=11, opset=14):
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, [batch, seq, dim])], "bert_opset14")
 
 
-def gpt2(batch=1, seq=16, dim=32, heads=4, layers=2, seed=12, opset=14, max_pos=64):
+def gpt2(batch=1, seq=16, dim=32, heads=4, layers=2, seed=12, opset=14, max_pos=64, eager_mask=False):
     """HF GPT-2 blocks: one c_attn projection split into Q/K/V, scores / sqrt(d),
     Where(causal slice of the constant `bias` buffer, scores, finfo.min),
-    pre-LayerNorm (decomposed), gelu_new (tanh)."""
+    pre-LayerNorm (decomposed), gelu_new (tanh). eager_mask: the spelling of
+    recent transformers' eager attention instead: scores * (1/sqrt(d)) + a
+    constant additive causal mask (0 / finfo.min), then Cast(float) of the
+    probabilities before MatMul(V)."""
     b = Builder(seed, opset=opset)
     hd = dim // heads
     tri = np.tril(np.ones((max_pos, max_pos), bool)).reshape(1, 1, max_pos, max_pos)
@@ -96,9 +99,15 @@ def gpt2(batch=1, seq=16, dim=32, heads=4, layers=2, seed=12, opset=14, max_pos=
         q = _heads(b, q, batch, seq, heads, hd, [0, 2, 1, 3])
         k = _heads(b, k, batch, seq, heads, hd, [0, 2, 3, 1])
         v = _heads(b, v, batch, seq, heads, hd, [0, 2, 1, 3])
-        s = b.op("Div", [b.op("MatMul", [q, k]), b.const(np.float32(np.sqrt(hd)))])
-        s = b.op("Where", [causal, s, min_f])
-        p = b.op("Softmax", [s], axis=-1)
+        if eager_mask:
+            s = b.op("Mul", [b.op("MatMul", [q, k]), b.const(np.float32(1 / np.sqrt(hd)))])
+            add_mask = np.where(np.tril(np.ones((seq, seq), bool)), 0, np.finfo(np.float32).min)
+            s = b.op("Add", [s, b.const(add_mask.astype(np.float32).reshape(1, 1, seq, seq))])
+            p = b.op("Cast", [b.op("Softmax", [s], axis=-1)], to=TensorProto.FLOAT)
+        else:
+            s = b.op("Div", [b.op("MatMul", [q, k]), b.const(np.float32(np.sqrt(hd)))])
+            s = b.op("Where", [causal, s, min_f])
+            p = b.op("Softmax", [s], axis=-1)
         ctx = _merge(b, b.op("MatMul", [p, v]), batch, seq, dim)
         x = b.op("Add", [x, b.linear(ctx, dim, dim)])
         h = tanh_gelu(b, b.linear(decomposed_layer_norm(b, x, dim), dim, 4 * dim))
