@@ -25,7 +25,7 @@ TEST(PassPipeline, PassesAreListedInOrderWithUniqueNames) {
   EXPECT_EQ(names, (std::vector<std::string>{"inline-constant-if", "shape-inference", "legalize-types",
                                              "fuse-qdq", "constant-folding", "remove-identity",
                                              "fold-conv-batchnorm", "fuse-layernorm", "fuse-gelu",
-                                             "fuse-attention", "fuse-bias-activation", "mark-bf16",
+                                             "fuse-attention", "fuse-bias-activation", "nchwc-layout", "mark-bf16",
                                              "dead-code-elimination", "memory-planning"}));
 }
 

@@ -1,0 +1,106 @@
+// The blocked channel layout NCHWc and its kernels.
+//
+// A blocked tensor holds an NCHW tensor [N, C, H, W] as [N, ceil(C/c), H, W, c]:
+// channel k lives in block k / c, lane k % c. Channels past C (the padding of the
+// last block) hold finite values that no consumer reads into a real channel: the
+// convolutions give them zero weights, reorders back to NCHW drop them. The
+// block size c is 16 where atc ran with AVX-512, 8 with AVX2 (NchwcBlockForIsa);
+// every kernel runs both, with the fastest build the running CPU allows.
+//
+// Ops (domain com.opencann, opset 1, attribute "block" = c), produced by the
+// nchwc-layout pass (src/passes/nchwc_layout.cc):
+//   ReorderToNchwc(X [N,C,H,W]) -> [N,Cb,H,W,c] ("channels" = C)
+//   ReorderFromNchwc(X [N,Cb,H,W,c]) -> [N,C,H,W]  ("channels" = C)
+//   NchwcConv(X, W, [B], [Z]): Conv/FusedConv attributes; W and B as in Conv
+//       (re-laid in the kernel and exported prepacked); X blocked, or plain NCHW
+//       when "nchw_input" = 1 (the stem conv with few input channels); Z and the
+//       output blocked. group must be 1 or the channel count (depthwise).
+//   NchwcMaxPool / NchwcAveragePool(X): 2-D pool attributes, blocked in and out.
+//   NchwcGlobalAveragePool(X): [N,Cb,H,W,c] -> [N,Cb,1,1,c].
+// Element-wise ops (Add, Relu, Clip, ...) and Concat on channel blocks run the
+// ordinary ONNX kernels on the 5-D tensors.
+#pragma once
+
+#include <cstdint>
+
+#include "base/cpu_features.h"
+#include "ops/cpu/activation.h"
+
+namespace oc::nchwc {
+
+// Block size the pass chooses for code that runs on `isa` (0: no blocked layout).
+int BlockForIsa(Isa isa);
+
+// A 2-D convolution on blocked tensors, every quantity resolved.
+struct ConvShape {
+  int block = 16;
+  bool nchw_input = false;  // X is [N, C, H, W] instead of blocked
+  bool depthwise = false;   // group == C_in == C_out, one filter per channel
+  int64_t batch = 1, c_in = 0, c_out = 0;
+  int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_t = 0, pad_l = 0;
+
+  int64_t InBlocks() const { return (c_in + block - 1) / block; }
+  int64_t OutBlocks() const { return (c_out + block - 1) / block; }
+  // Input channels per packed weight block: c, or C_in for NCHW input.
+  int64_t InBlockChannels() const { return nchw_input ? c_in : block; }
+  int64_t PackedInBlocks() const { return nchw_input ? 1 : InBlocks(); }
+  // Floats of the packed weights (PackConvWeights) and of the padded bias.
+  int64_t PackedWeightFloats() const;
+};
+
+// Re-lays W [C_out, C_in/group, k_h, k_w] for the conv kernel:
+//   dense:     [ob][ib][kh][kw][i][lane]  (i < InBlockChannels(), lane < c)
+//   depthwise: [ob][kh][kw][lane]
+// Output channels past C_out and input channels past C_in get zero weights.
+void PackConvWeights(const ConvShape& s, const float* w, float* packed);
+
+struct ConvArgs {
+  const ConvShape* shape;
+  const float* x;
+  const float* w;     // packed
+  const float* bias;  // OutBlocks() * c floats (zeros where the node has none)
+  const float* z;     // residual in the output layout, or null
+  float* y;
+  Activation act;
+};
+
+using ConvFn = void (*)(const ConvArgs& a, int64_t begin, int64_t end);
+// A conv build for one ISA and block size: `fb` output blocks per dense work unit.
+struct ConvKernelChoice {
+  ConvFn run = nullptr;
+  int fb = 1;
+  const char* isa = "";
+};
+// The fastest build for `block` that SelectedIsa() allows.
+ConvKernelChoice SelectConvKernel(int block);
+// Per-ISA builds (nullptr run where the build lacks `block`); call only when
+// SelectedIsa() allows the ISA.
+ConvKernelChoice ConvKernelAvx512(int block);
+ConvKernelChoice ConvKernelAvx2(int block);
+ConvKernelChoice ConvKernelBaseline(int block);
+// Units of parallel work: (image, output-block group of fb blocks, output row)
+// for dense convs, (image, block, row) for depthwise. Units cost about the
+// same, so an even split over threads balances.
+int64_t ConvWorkUnits(const ConvShape& s, int fb);
+
+// Reorders of images*blocks*rows [begin, end) (units: N * Cb * H).
+void ReorderToBlocked(const float* x, float* y, int64_t channels, int64_t hw_h, int64_t hw_w, int block,
+                      int64_t begin, int64_t end);
+void ReorderFromBlocked(const float* x, float* y, int64_t channels, int64_t hw_h, int64_t hw_w, int block,
+                        int64_t begin, int64_t end);
+
+struct PoolShape {
+  int block = 16;
+  bool max = true;
+  bool count_include_pad = false;
+  int64_t batch = 1, blocks = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_t = 0, pad_l = 0;
+  int64_t pad_b = 0, pad_r = 0;
+};
+// Units: N * Cb * out_h.
+void Pool(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
+// Mean over hw floats-vectors of each of [begin, end) image blocks.
+void GlobalAveragePool(const float* x, float* y, int64_t hw, int block, int64_t begin, int64_t end);
+
+}  // namespace oc::nchwc

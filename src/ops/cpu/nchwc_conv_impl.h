@@ -1,0 +1,271 @@
+// The NCHWc direct convolution, written once over GCC vector types and built
+// per ISA (nchwc_conv.cc baseline, nchwc_conv_avx2.cc, nchwc_conv_avx512.cc each
+// include this inside their own namespace; everything here has internal
+// linkage so the builds never mix).
+//
+// Blocking scheme (dense conv). One work unit is one output row of FB output
+// channel blocks (FB * c channels). Along the row, OW output pixels at a time
+// are accumulated in FB x OW vector registers of c lanes:
+//   for each input block, kernel tap (kh, kw) and input channel i of the block:
+//     FB vector loads of the packed weights w[ob][ib][kh][kw][i][0..c)
+//     OW broadcasts of the input x[ib][ih][iw_j][i], FB * OW FMAs.
+// Pixels whose taps all fall inside the input (the interior) take full
+// OW-pixel tiles; the few border pixels take 1-pixel tiles with the kw range
+// clipped. Rows clip their kh range. The epilogue adds bias and the residual Z
+// and applies Relu/Clip in registers (other activations run over the finished
+// row, still in cache). Depthwise: each c-lane vector is c independent
+// channels, so the tile is OW vector loads of x times one weight vector per tap.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "ops/cpu/activation.h"
+#include "ops/cpu/nchwc.h"
+
+namespace {
+
+using oc::nchwc::ConvArgs;
+using oc::nchwc::ConvShape;
+
+template <int C>
+struct VecOf {
+  typedef float type __attribute__((vector_size(C * sizeof(float))));
+};
+template <int C>
+using Vec = typename VecOf<C>::type;
+
+template <int C>
+inline Vec<C> Load(const float* p) {
+  Vec<C> v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <int C>
+inline void Store(float* p, Vec<C> v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Strides (in floats) of one convolution, fixed for all tiles.
+struct Strides {
+  int64_t n_ib, cib;         // packed input blocks, channels per input block
+  int64_t x_ib, x_ic;        // next input block / next channel inside a block
+  int64_t x_kh, x_kw, x_ow;  // next kernel row / kernel column / output pixel
+  int64_t w_ob, w_ib, w_kh;  // packed weights: next output block / input block / kernel row
+  int64_t y_ob;              // next output block (also Z)
+  oc::ActivationKind act;
+  float lo, hi;              // Clip bounds
+};
+
+template <int C>
+inline Vec<C> Epilogue(const Strides& r, Vec<C> v) {
+  if (r.act == oc::ActivationKind::kRelu) {
+    const Vec<C> zero = {};
+    v = v > zero ? v : zero;
+  } else if (r.act == oc::ActivationKind::kClip) {
+    const Vec<C> lo = Vec<C>{} + r.lo, hi = Vec<C>{} + r.hi;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+  }
+  return v;
+}
+
+// FB output blocks x OW pixels. x: input at (block 0, first valid kh, first
+// pixel's first valid kw); w: packed weights at (first output block, ib 0, kh0, kw0).
+template <int C, int FB, int OW, bool BLK>
+inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
+                      const float* bias, const float* z, float* y) {
+  using V = Vec<C>;
+  V acc[FB][OW];
+  for (int f = 0; f < FB; ++f)
+    for (int j = 0; j < OW; ++j) acc[f][j] = V{};
+  const int64_t cib = BLK ? C : r.cib;
+  const int64_t w_kw = cib * C;
+  for (int64_t ib = 0; ib < r.n_ib; ++ib) {
+    for (int64_t kh = 0; kh < nkh; ++kh) {
+      const float* xk = x + ib * r.x_ib + kh * r.x_kh;
+      const float* wk = w + ib * r.w_ib + kh * r.w_kh;
+      for (int64_t kw = 0; kw < nkw; ++kw) {
+        const float* xp = xk + kw * r.x_kw;
+        const float* wp = wk + kw * w_kw;
+        if constexpr (BLK) {
+#pragma GCC unroll 4
+          for (int i = 0; i < C; ++i) {
+            V wv[FB];
+            for (int f = 0; f < FB; ++f) wv[f] = Load<C>(wp + f * r.w_ob + i * C);
+            for (int j = 0; j < OW; ++j) {
+              const float s = xp[j * r.x_ow + i];
+              for (int f = 0; f < FB; ++f) acc[f][j] += wv[f] * s;
+            }
+          }
+        } else {
+          for (int64_t i = 0; i < cib; ++i) {
+            V wv[FB];
+            for (int f = 0; f < FB; ++f) wv[f] = Load<C>(wp + f * r.w_ob + i * C);
+            for (int j = 0; j < OW; ++j) {
+              const float s = xp[j * r.x_ow + i * r.x_ic];
+              for (int f = 0; f < FB; ++f) acc[f][j] += wv[f] * s;
+            }
+          }
+        }
+      }
+    }
+  }
+  for (int f = 0; f < FB; ++f) {
+    const V b = Load<C>(bias + f * C);
+    for (int j = 0; j < OW; ++j) {
+      V v = acc[f][j] + b;
+      if (z) v += Load<C>(z + f * r.y_ob + j * C);
+      Store<C>(y + f * r.y_ob + j * C, Epilogue<C>(r, v));
+    }
+  }
+}
+
+template <int C, int OW>
+inline void DepthwiseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
+                          const float* bias, const float* z, float* y) {
+  using V = Vec<C>;
+  V acc[OW];
+  for (int j = 0; j < OW; ++j) acc[j] = V{};
+  for (int64_t kh = 0; kh < nkh; ++kh) {
+    for (int64_t kw = 0; kw < nkw; ++kw) {
+      const float* xp = x + kh * r.x_kh + kw * r.x_kw;
+      const V wv = Load<C>(w + kh * r.w_kh + kw * C);
+      for (int j = 0; j < OW; ++j) acc[j] += Load<C>(xp + j * r.x_ow) * wv;
+    }
+  }
+  const V b = Load<C>(bias);
+  for (int j = 0; j < OW; ++j) {
+    V v = acc[j] + b;
+    if (z) v += Load<C>(z + j * C);
+    Store<C>(y + j * C, Epilogue<C>(r, v));
+  }
+}
+
+// One tile of `count` (< OWMAX) pixels, picked at compile time.
+template <int C, int FB, int OWMAX, bool DW, bool BLK, int K = OWMAX - 1>
+inline void RemainderTile(int64_t count, const Strides& r, const float* x, const float* w, int64_t nkh,
+                          int64_t nkw, const float* bias, const float* z, float* y) {
+  if constexpr (K >= 1) {
+    if (count == K) {
+      if constexpr (DW) DepthwiseTile<C, K>(r, x, w, nkh, nkw, bias, z, y);
+      else DenseTile<C, FB, K, BLK>(r, x, w, nkh, nkw, bias, z, y);
+      return;
+    }
+    RemainderTile<C, FB, OWMAX, DW, BLK, K - 1>(count, r, x, w, nkh, nkw, bias, z, y);
+  }
+}
+
+// One output row: border pixels one by one with clipped kw, the interior in tiles.
+template <int C, int FB, int OWMAX, bool DW, bool BLK>
+void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const float* wrow, int64_t nkh,
+             const float* bias, const float* z, float* y, int64_t pix_stride, int64_t ow_lo, int64_t ow_hi) {
+  const int64_t w_kw = DW ? C : (BLK ? C : r.cib) * C;
+  for (int64_t ow = 0; ow < s.out_w;) {
+    const int64_t iw0 = ow * s.stride_w - s.pad_l;
+    if (ow < ow_lo || ow >= ow_hi) {
+      int64_t kw0 = 0, kw1 = s.k_w;
+      while (kw0 < kw1 && iw0 + kw0 * s.dil_w < 0) ++kw0;
+      while (kw1 > kw0 && iw0 + (kw1 - 1) * s.dil_w >= s.in_w) --kw1;
+      const float* xp = kw1 > kw0 ? xrow + (iw0 + kw0 * s.dil_w) * pix_stride : xrow;
+      const float* zp = z ? z + ow * C : nullptr;
+      if constexpr (DW)
+        DepthwiseTile<C, 1>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C);
+      else
+        DenseTile<C, FB, 1, BLK>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C);
+      ++ow;
+      continue;
+    }
+    const int64_t count = std::min<int64_t>(OWMAX, ow_hi - ow);
+    const float* xp = xrow + iw0 * pix_stride;
+    const float* zp = z ? z + ow * C : nullptr;
+    if (count == OWMAX) {
+      if constexpr (DW) DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+      else DenseTile<C, FB, OWMAX, BLK>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+    } else {
+      RemainderTile<C, FB, OWMAX, DW, BLK>(count, r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+    }
+    ow += count;
+  }
+}
+
+template <int C, int FB, int OWMAX, bool DW, bool BLK>
+void ConvUnits(const ConvArgs& a, const Strides& r, int64_t begin, int64_t end) {
+  const ConvShape& s = *a.shape;
+  const int64_t ob_total = s.OutBlocks();
+  const int64_t groups = DW ? ob_total : (ob_total + FB - 1) / FB;
+  const int64_t pix_stride = BLK || DW ? C : 1;
+  const int64_t x_row = s.in_w * pix_stride;
+  const int64_t x_img = BLK || DW ? s.InBlocks() * s.in_h * x_row : s.c_in * s.in_h * s.in_w;
+  const int64_t y_img = ob_total * r.y_ob;
+  // Interior: every kw tap inside the row.
+  int64_t ow_lo = std::min<int64_t>(s.out_w, (s.pad_l + s.stride_w - 1) / s.stride_w);
+  const int64_t last = s.in_w - 1 + s.pad_l - (s.k_w - 1) * s.dil_w;
+  int64_t ow_hi = last < 0 ? 0 : std::min<int64_t>(s.out_w, last / s.stride_w + 1);
+  if (ow_hi < ow_lo) ow_hi = ow_lo;
+  const bool row_act = r.act != oc::ActivationKind::kNone && r.act != oc::ActivationKind::kRelu &&
+                       r.act != oc::ActivationKind::kClip;
+  for (int64_t u = begin; u < end; ++u) {
+    const int64_t n = u / (groups * s.out_h);
+    const int64_t g = (u / s.out_h) % groups;
+    const int64_t oh = u % s.out_h;
+    const int64_t ih0 = oh * s.stride_h - s.pad_t;
+    int64_t kh0 = 0, kh1 = s.k_h;
+    while (kh0 < kh1 && ih0 + kh0 * s.dil_h < 0) ++kh0;
+    while (kh1 > kh0 && ih0 + (kh1 - 1) * s.dil_h >= s.in_h) --kh1;
+    const float* x_n = a.x + n * x_img + (DW ? g * s.in_h * x_row : 0);
+    const float* xrow = kh1 > kh0 ? x_n + (ih0 + kh0 * s.dil_h) * x_row : x_n;
+    const int64_t ob0 = DW ? g : g * FB;
+    const float* wrow = a.w + ob0 * r.w_ob + kh0 * r.w_kh;
+    const int64_t y_off = n * y_img + ob0 * r.y_ob + oh * s.out_w * C;
+    const float* z = a.z ? a.z + y_off : nullptr;
+    float* y = a.y + y_off;
+    const float* bias = a.bias + ob0 * C;
+    const int64_t nfb = DW ? 1 : std::min<int64_t>(FB, ob_total - ob0);
+    if constexpr (DW) {
+      ConvRow<C, 1, OWMAX, true, BLK>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride, ow_lo, ow_hi);
+    } else {
+      [&]<int... F>(std::integer_sequence<int, F...>) {
+        ((nfb == F + 1 ? ConvRow<C, F + 1, OWMAX, false, BLK>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride,
+                                                              ow_lo, ow_hi)
+                       : void()),
+         ...);
+      }(std::make_integer_sequence<int, FB>{});
+    }
+    if (row_act)
+      for (int64_t f = 0; f < nfb; ++f) {
+        oc::Activation act{r.act, r.lo, r.hi};
+        oc::ApplyActivation(act, y + f * r.y_ob, s.out_w * C);
+      }
+  }
+}
+
+// Entry point of one ISA build: FB output blocks per dense unit, OWMAX pixels per tile.
+template <int C, int FB, int OWMAX>
+void ConvEntry(const ConvArgs& a, int64_t begin, int64_t end) {
+  const ConvShape& s = *a.shape;
+  Strides r{};
+  const bool blk = !s.nchw_input;
+  r.n_ib = s.depthwise ? 1 : s.PackedInBlocks();
+  r.cib = s.InBlockChannels();
+  const int64_t pix = blk ? C : 1;
+  r.x_ib = s.in_h * s.in_w * C;
+  r.x_ic = blk ? 1 : s.in_h * s.in_w;
+  r.x_kh = s.dil_h * s.in_w * pix;
+  r.x_kw = s.dil_w * pix;
+  r.x_ow = s.stride_w * pix;
+  r.w_kh = s.depthwise ? s.k_w * C : s.k_w * r.cib * C;
+  r.w_ib = s.k_h * r.w_kh;
+  r.w_ob = s.depthwise ? r.w_ib : r.n_ib * r.w_ib;
+  r.y_ob = s.out_h * s.out_w * C;
+  r.act = a.act.kind;
+  r.lo = a.act.alpha;
+  r.hi = a.act.beta;
+  if (s.depthwise) ConvUnits<C, 1, OWMAX, true, true>(a, r, begin, end);
+  else if (blk) ConvUnits<C, FB, OWMAX, false, true>(a, r, begin, end);
+  else ConvUnits<C, FB, OWMAX, false, false>(a, r, begin, end);
+}
+
+}  // namespace

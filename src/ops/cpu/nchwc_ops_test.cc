@@ -1,0 +1,333 @@
+// NCHWc kernels and ops against naive double-precision references written
+// here: every conv build (baseline, AVX2, AVX-512 where the CPU has them) at
+// both block sizes over odd channel counts, strides, pads, dilations,
+// depthwise, NCHW input, bias, residual and activations; the ops through their
+// infer functions and kernels at 1 and 2 threads, with the prepacked weights
+// round trip; reorders and pools.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "base/cpu_features.h"
+#include "base/thread_pool.h"
+#include "ops/cpu/gemm_op_test_util.h"
+#include "ops/cpu/nchwc.h"
+
+namespace oc {
+namespace {
+
+using gemm_testing::ExpectClose;
+using gemm_testing::OpCase;
+using gemm_testing::Rand;
+
+struct Case {
+  int64_t n = 1, c = 3, h = 5, w = 5, m = 4, kh = 3, kw = 3;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+  bool depthwise = false, nchw_input = false, bias = false, residual = false;
+  ActivationKind act = ActivationKind::kNone;
+  int64_t OutH() const { return (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1; }
+  int64_t OutW() const { return (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1; }
+  std::string Name() const {
+    return "n" + std::to_string(n) + " c" + std::to_string(c) + " " + std::to_string(h) + "x" + std::to_string(w) +
+           " m" + std::to_string(m) + " k" + std::to_string(kh) + "x" + std::to_string(kw) + " s" +
+           std::to_string(sh) + std::to_string(sw) + " d" + std::to_string(dh) + std::to_string(dw) + " p" +
+           std::to_string(pt) + std::to_string(pl) + std::to_string(pb) + std::to_string(pr) +
+           (depthwise ? " dw" : "") + (nchw_input ? " nchw" : "") + (bias ? " bias" : "") +
+           (residual ? " z" : "") + " act" + std::to_string(static_cast<int>(act));
+  }
+};
+
+double Act(ActivationKind k, double v) {
+  switch (k) {
+    case ActivationKind::kRelu: return std::max(v, 0.0);
+    case ActivationKind::kClip: return std::min(std::max(v, 0.0), 6.0);
+    case ActivationKind::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
+    default: return v;
+  }
+}
+
+// NCHW output of the conv in double precision.
+std::vector<float> NaiveConv(const Case& s, const std::vector<float>& x, const std::vector<float>& w,
+                             const std::vector<float>& b, const std::vector<float>& z) {
+  const int64_t oh = s.OutH(), ow = s.OutW(), cg = s.depthwise ? 1 : s.c;
+  std::vector<float> y(s.n * s.m * oh * ow);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t m = 0; m < s.m; ++m)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          const int64_t yi = ((n * s.m + m) * oh + i) * ow + j;
+          double acc = b.empty() ? 0.0 : b[m];
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t a = 0; a < s.kh; ++a)
+              for (int64_t e = 0; e < s.kw; ++e) {
+                const int64_t ih = i * s.sh - s.pt + a * s.dh, iw = j * s.sw - s.pl + e * s.dw;
+                if (ih < 0 || ih >= s.h || iw < 0 || iw >= s.w) continue;
+                const int64_t ci = s.depthwise ? m : c;
+                acc += double(x[((n * s.c + ci) * s.h + ih) * s.w + iw]) * w[((m * cg + c) * s.kh + a) * s.kw + e];
+              }
+          if (!z.empty()) acc += z[yi];
+          y[yi] = static_cast<float>(Act(s.act, acc));
+        }
+  return y;
+}
+
+// Independent blocking for the tests: [N, C, H, W] -> [N, ceil(C/c), H, W, c], zero padded.
+std::vector<float> Block(const std::vector<float>& x, int64_t n, int64_t ch, int64_t h, int64_t w, int c) {
+  const int64_t cb = (ch + c - 1) / c;
+  std::vector<float> y(n * cb * h * w * c, 0.f);
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t k = 0; k < ch; ++k)
+      for (int64_t p = 0; p < h * w; ++p) y[((a * cb + k / c) * h * w + p) * c + k % c] = x[(a * ch + k) * h * w + p];
+  return y;
+}
+std::vector<float> Unblock(const std::vector<float>& y, int64_t n, int64_t ch, int64_t h, int64_t w, int c) {
+  const int64_t cb = (ch + c - 1) / c;
+  std::vector<float> x(n * ch * h * w);
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t k = 0; k < ch; ++k)
+      for (int64_t p = 0; p < h * w; ++p) x[(a * ch + k) * h * w + p] = y[((a * cb + k / c) * h * w + p) * c + k % c];
+  return x;
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cs;
+  auto add = [&](Case c) { cs.push_back(c); };
+  add({});
+  add({.c = 17, .h = 9, .w = 13, .m = 19, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true});
+  add({.n = 2, .c = 16, .h = 7, .w = 7, .m = 32, .kh = 1, .kw = 1, .bias = true, .act = ActivationKind::kRelu});
+  add({.c = 24, .h = 11, .w = 12, .m = 40, .kh = 1, .kw = 1, .sh = 2, .sw = 2, .residual = true});
+  add({.c = 20, .h = 15, .w = 16, .m = 9, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true,
+       .act = ActivationKind::kClip});
+  add({.c = 8, .h = 10, .w = 23, .m = 64, .dh = 2, .dw = 2, .pt = 2, .pl = 2, .pb = 2, .pr = 2, .bias = true,
+       .residual = true, .act = ActivationKind::kSigmoid});
+  add({.c = 5, .h = 6, .w = 9, .m = 7, .kh = 2, .kw = 4, .pt = 0, .pl = 3, .pb = 1, .pr = 0});
+  add({.n = 2, .c = 3, .h = 17, .w = 19, .m = 20, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .pt = 3, .pl = 3, .pb = 3,
+       .pr = 3, .nchw_input = true, .bias = true, .act = ActivationKind::kRelu});
+  add({.c = 3, .h = 9, .w = 9, .m = 16, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .nchw_input = true, .residual = true});
+  add({.c = 72, .h = 5, .w = 30, .m = 72, .kh = 1, .kw = 1, .bias = true});
+  add({.c = 2, .h = 4, .w = 3, .m = 5, .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
+  for (int64_t ch : {16, 24, 37}) {
+    add({.c = ch, .h = 14, .w = 14, .m = ch, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .depthwise = true, .bias = true,
+         .act = ActivationKind::kClip});
+    add({.n = 2, .c = ch, .h = 15, .w = 13, .m = ch, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1,
+         .depthwise = true, .residual = true});
+  }
+  add({.c = 9, .h = 8, .w = 20, .m = 9, .kh = 5, .kw = 5, .dh = 2, .dw = 1, .pt = 4, .pl = 2, .pb = 4, .pr = 2,
+       .depthwise = true, .bias = true, .act = ActivationKind::kSigmoid});
+  return cs;
+}
+
+struct Data {
+  std::vector<float> x, w, b, z, want;
+};
+
+Data MakeData(const Case& s, uint32_t seed) {
+  Data d;
+  d.x = Rand(s.n * s.c * s.h * s.w, seed);
+  d.w = Rand(s.m * (s.depthwise ? 1 : s.c) * s.kh * s.kw, seed + 1);
+  if (s.bias) d.b = Rand(s.m, seed + 2);
+  if (s.residual) d.z = Rand(s.n * s.m * s.OutH() * s.OutW(), seed + 3);
+  d.want = NaiveConv(s, d.x, d.w, d.b, d.z);
+  return d;
+}
+
+nchwc::ConvShape ShapeOf(const Case& s, int block) {
+  nchwc::ConvShape cs;
+  cs.block = block, cs.nchw_input = s.nchw_input, cs.depthwise = s.depthwise;
+  cs.batch = s.n, cs.c_in = s.c, cs.c_out = s.m, cs.in_h = s.h, cs.in_w = s.w;
+  cs.out_h = s.OutH(), cs.out_w = s.OutW(), cs.k_h = s.kh, cs.k_w = s.kw;
+  cs.stride_h = s.sh, cs.stride_w = s.sw, cs.dil_h = s.dh, cs.dil_w = s.dw, cs.pad_t = s.pt, cs.pad_l = s.pl;
+  return cs;
+}
+
+void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block) {
+  const Data d = MakeData(s, 7);
+  const nchwc::ConvShape cs = ShapeOf(s, block);
+  std::vector<float> packed(cs.PackedWeightFloats());
+  nchwc::PackConvWeights(cs, d.w.data(), packed.data());
+  std::vector<float> bias(cs.OutBlocks() * block, 0.f);
+  std::copy(d.b.begin(), d.b.end(), bias.begin());
+  const std::vector<float> xb = s.nchw_input ? d.x : Block(d.x, s.n, s.c, s.h, s.w, block);
+  std::vector<float> zb;
+  if (s.residual) zb = Block(d.z, s.n, s.m, s.OutH(), s.OutW(), block);
+  std::vector<float> yb(s.n * cs.OutBlocks() * s.OutH() * s.OutW() * block, std::nanf(""));
+  Activation act{s.act, 0.f, 6.f};
+  nchwc::ConvArgs a{&cs, xb.data(), packed.data(), bias.data(), s.residual ? zb.data() : nullptr, yb.data(), act};
+  // Two uneven halves, as two threads would run them.
+  const int64_t units = nchwc::ConvWorkUnits(cs, k.fb);
+  k.run(a, 0, units / 3);
+  k.run(a, units / 3, units);
+  ExpectClose(Unblock(yb, s.n, s.m, s.OutH(), s.OutW(), block), d.want,
+              std::string(k.isa) + " c=" + std::to_string(block) + " " + s.Name(), 1e-4f);
+}
+
+TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
+  const Isa isa = SelectedIsa();
+  for (int block : {8, 16}) {
+    std::vector<nchwc::ConvKernelChoice> builds = {nchwc::ConvKernelBaseline(block)};
+    if (isa == Isa::kAvx2 || isa == Isa::kAvx512) builds.push_back(nchwc::ConvKernelAvx2(block));
+    if (isa == Isa::kAvx512) builds.push_back(nchwc::ConvKernelAvx512(block));
+    for (const auto& k : builds) {
+      ASSERT_NE(k.run, nullptr);
+      for (const Case& s : Cases()) CheckBuild(k, s, block);
+    }
+  }
+}
+
+// The op: infer + kernel through the registry, 1 and 2 threads, prepacked round trip.
+TEST(NchwcConvOp, MatchesNaiveConvAtOneAndTwoThreads) {
+  ThreadPool one(1), two(2);
+  for (int block : {8, 16}) {
+    for (const Case& s : Cases()) {
+      const Data d = MakeData(s, 11);
+      OpCase op("NchwcConv", 1, kOpenCannDomain);
+      op.node().SetInt("block", block);
+      op.node().SetInts("kernel_shape", {s.kh, s.kw});
+      op.node().SetInts("strides", {s.sh, s.sw});
+      op.node().SetInts("dilations", {s.dh, s.dw});
+      op.node().SetInts("pads", {s.pt, s.pl, s.pb, s.pr});
+      if (s.depthwise) op.node().SetInt("group", s.c);
+      if (s.nchw_input) op.node().SetInt("nchw_input", 1);
+      if (s.act == ActivationKind::kRelu) op.node().SetString("activation", "Relu");
+      if (s.act == ActivationKind::kSigmoid) op.node().SetString("activation", "Sigmoid");
+      if (s.act == ActivationKind::kClip) {
+        op.node().SetString("activation", "Clip");
+        op.node().SetFloat("activation_alpha", 0.f);
+        op.node().SetFloat("activation_beta", 6.f);
+      }
+      const int64_t cb = (s.c + block - 1) / block, mb = (s.m + block - 1) / block;
+      if (s.nchw_input) op.In({s.n, s.c, s.h, s.w}, d.x, false);
+      else op.In({s.n, cb, s.h, s.w, block}, Block(d.x, s.n, s.c, s.h, s.w, block), false);
+      op.In({s.m, s.depthwise ? 1 : s.c, s.kh, s.kw}, d.w, true);
+      if (s.bias) op.In({s.m}, d.b, true);
+      else if (s.residual) op.Missing();
+      if (s.residual) op.In({s.n, mb, s.OutH(), s.OutW(), block}, Block(d.z, s.n, s.m, s.OutH(), s.OutW(), block), false);
+      std::vector<uint8_t> exported;
+      auto y1 = op.Run(&one, {}, &exported);
+      ASSERT_TRUE(y1.ok()) << y1.status().ToString();
+      EXPECT_EQ(op.OutShape(), (std::vector<int64_t>{s.n, mb, s.OutH(), s.OutW(), block}));
+      const std::string what = "c=" + std::to_string(block) + " " + s.Name();
+      ExpectClose(Unblock(*y1, s.n, s.m, s.OutH(), s.OutW(), block), d.want, what + " 1 thread", 1e-4f);
+      auto y2 = op.Run(&two, exported);
+      ASSERT_TRUE(y2.ok()) << y2.status().ToString();
+      EXPECT_EQ(*y1, *y2) << what << ": 2 threads from prepacked weights differ";
+    }
+  }
+}
+
+TEST(NchwcConvOp, RejectsGroupedAndBadBlock) {
+  OpCase op("NchwcConv", 1, kOpenCannDomain);
+  op.node().SetInt("block", 12);
+  op.In({1, 1, 4, 4, 12}, Rand(16 * 12, 1), false).In({4, 4, 1, 1}, Rand(16, 2), true);
+  EXPECT_FALSE(op.Infer().ok());
+  OpCase g("NchwcConv", 1, kOpenCannDomain);
+  g.node().SetInt("block", 8);
+  g.node().SetInt("group", 2);
+  g.In({1, 1, 4, 4, 8}, Rand(128, 1), false).In({4, 4, 1, 1}, Rand(16, 2), true);
+  auto st = g.Infer();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.ToString().find("group"), std::string::npos) << st.ToString();
+}
+
+TEST(NchwcReorder, RoundTripPadsWithZeros) {
+  ThreadPool two(2);
+  for (int block : {8, 16})
+    for (int64_t ch : {1, 8, 13, 16, 35}) {
+      const int64_t n = 2, h = 3, w = 5;
+      const auto x = Rand(n * ch * h * w, 3);
+      OpCase to("ReorderToNchwc", 1, kOpenCannDomain);
+      to.node().SetInt("block", block);
+      to.In({n, ch, h, w}, x, false);
+      auto yb = to.Run(&two);
+      ASSERT_TRUE(yb.ok()) << yb.status().ToString();
+      EXPECT_EQ(*yb, Block(x, n, ch, h, w, block));
+      OpCase from("ReorderFromNchwc", 1, kOpenCannDomain);
+      from.node().SetInt("block", block);
+      from.node().SetInt("channels", ch);
+      from.In({n, (ch + block - 1) / block, h, w, block}, *yb, false);
+      auto back = from.Run(&two);
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      EXPECT_EQ(*back, x);
+    }
+}
+
+struct PoolCase {
+  bool max;
+  int64_t h, w, kh, kw, s, pt, pl, pb, pr;
+  bool ceil = false, include_pad = false;
+};
+
+TEST(NchwcPool, MatchesNaivePools) {
+  ThreadPool two(2);
+  const PoolCase cases[] = {
+      {true, 112, 112, 3, 3, 2, 1, 1, 1, 1},  {true, 7, 9, 2, 2, 2, 0, 0, 0, 0, true},
+      {false, 9, 8, 3, 3, 2, 1, 1, 1, 1},     {false, 9, 8, 3, 3, 2, 1, 1, 1, 1, false, true},
+      {false, 6, 7, 3, 2, 1, 0, 1, 2, 0, true, true},
+  };
+  for (int block : {8, 16})
+    for (const PoolCase& p : cases) {
+      const int64_t n = 2, ch = 21;
+      const auto x = Rand(n * ch * p.h * p.w, 5);
+      auto out_dim = [&](int64_t in, int64_t k, int64_t b, int64_t e) {
+        const int64_t span = in + b + e - k;
+        int64_t o = (p.ceil ? (span + p.s - 1) / p.s : span / p.s) + 1;
+        if (p.ceil && (o - 1) * p.s >= in + b) --o;
+        return o;
+      };
+      const int64_t oh = out_dim(p.h, p.kh, p.pt, p.pb), ow = out_dim(p.w, p.kw, p.pl, p.pr);
+      std::vector<float> want(n * ch * oh * ow);
+      for (int64_t a = 0; a < n * ch; ++a)
+        for (int64_t i = 0; i < oh; ++i)
+          for (int64_t j = 0; j < ow; ++j) {
+            double acc = p.max ? -INFINITY : 0.0;
+            int64_t cnt = 0;
+            const int64_t h0 = i * p.s - p.pt, w0 = j * p.s - p.pl;
+            const int64_t h1 = std::min(h0 + p.kh, p.h + p.pb), w1 = std::min(w0 + p.kw, p.w + p.pr);
+            for (int64_t y = h0; y < h0 + p.kh; ++y)
+              for (int64_t xw = w0; xw < w0 + p.kw; ++xw) {
+                if (y < 0 || y >= p.h || xw < 0 || xw >= p.w) continue;
+                const double v = x[(a * p.h + y) * p.w + xw];
+                acc = p.max ? std::max(acc, v) : acc + v;
+                ++cnt;
+              }
+            if (!p.max) acc /= p.include_pad ? double((h1 - h0) * (w1 - w0)) : double(cnt);
+            want[(a * oh + i) * ow + j] = static_cast<float>(acc);
+          }
+      OpCase op(p.max ? "NchwcMaxPool" : "NchwcAveragePool", 1, kOpenCannDomain);
+      op.node().SetInt("block", block);
+      op.node().SetInts("kernel_shape", {p.kh, p.kw});
+      op.node().SetInts("strides", {p.s, p.s});
+      op.node().SetInts("pads", {p.pt, p.pl, p.pb, p.pr});
+      if (p.ceil) op.node().SetInt("ceil_mode", 1);
+      if (p.include_pad) op.node().SetInt("count_include_pad", 1);
+      op.In({n, (ch + block - 1) / block, p.h, p.w, block}, Block(x, n, ch, p.h, p.w, block), false);
+      auto y = op.Run(&two);
+      ASSERT_TRUE(y.ok()) << y.status().ToString();
+      ExpectClose(Unblock(*y, n, ch, oh, ow, block), want, std::string(p.max ? "max" : "avg") + " c=" +
+                  std::to_string(block), 1e-5f);
+    }
+}
+
+TEST(NchwcPool, GlobalAverage) {
+  ThreadPool two(2);
+  for (int block : {8, 16}) {
+    const int64_t n = 3, ch = 19, h = 7, w = 5;
+    const auto x = Rand(n * ch * h * w, 9);
+    std::vector<float> want(n * ch);
+    for (int64_t a = 0; a < n * ch; ++a) {
+      double acc = 0;
+      for (int64_t p = 0; p < h * w; ++p) acc += x[a * h * w + p];
+      want[a] = static_cast<float>(acc / (h * w));
+    }
+    OpCase op("NchwcGlobalAveragePool", 1, kOpenCannDomain);
+    op.node().SetInt("block", block);
+    op.In({n, (ch + block - 1) / block, h, w, block}, Block(x, n, ch, h, w, block), false);
+    auto y = op.Run(&two);
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    ExpectClose(Unblock(*y, n, ch, 1, 1, block), want, "global average", 1e-5f);
+  }
+}
+
+}  // namespace
+}  // namespace oc

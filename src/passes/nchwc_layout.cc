@@ -1,0 +1,240 @@
+// nchwc-layout (see nchwc_layout.h). One walk in topological order decides
+// each node: a 2-D float Conv/FusedConv with constant weights, group 1 or
+// depthwise, always joins (its input is reordered when it comes from outside a
+// region, or read as NCHW when it has at most kMaxNchwInputChannels channels:
+// the stem conv); the layout-agnostic ops join when one of their inputs is
+// already blocked. A joined node writes a new 5-D value; the original NCHW
+// value is then produced by a ReorderFromNchwc only if something outside the
+// region (or the graph's outputs) still reads it.
+//
+// Padding lanes of the last channel block stay finite: convs write bias 0 plus
+// the activation of 0 there, and only ops that map finite to finite join
+// (no Div, Log, Sqrt...), so the zero weights of the next conv never meet an
+// Inf or NaN.
+#include "passes/nchwc_layout.h"
+
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/nchwc.h"
+#include "ops/infer_util.h"
+#include "ops/op_registry.h"
+#include "passes/passes.h"
+
+namespace oc {
+namespace {
+
+constexpr int64_t kMaxNchwInputChannels = 4;
+// A graph with fewer eligible convs stays NCHW: the reorders around a lone
+// conv cost about what the blocked kernel saves.
+constexpr int kMinConvs = 3;
+// Whether the pipeline runs the pass when OPENCANN_NCHWC is unset (decided by
+// measurement: docs/nchwc.md).
+constexpr bool kNchwcByDefault = false;
+
+bool IsOnnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
+
+bool IsStaticF32(const Value* v, size_t rank) {
+  return v && v->dtype == DataType::kFloat32 && v->kind == ValueKind::kTensor && v->IsStatic() &&
+         v->shape.size() == rank;
+}
+
+class Rewriter {
+ public:
+  Rewriter(Graph& g, int block) : g_(g), block_(block) {}
+
+  Status Run(int min_convs) {
+    std::vector<Node*> order;
+    int convs = 0;
+    for (auto& n : g_.nodes()) {
+      order.push_back(n.get());
+      convs += ConvEligible(*n);
+    }
+    if (convs < min_convs) return Status::Ok();
+    for (Node* n : order) OC_RETURN_IF_ERROR(Visit(*n));
+    if (blocked_.empty()) return Status::Ok();
+    // Region borders: NCHW readers of a blocked value get it back through a reorder.
+    std::unordered_set<const Value*> read_outside;
+    for (auto& n : g_.nodes())
+      for (const Value* in : n->inputs)
+        if (in) read_outside.insert(in);
+    for (auto& [orig, bv] : blocked_) {
+      if (!read_outside.count(orig) && !g_.IsGraphOutput(orig)) continue;
+      Node* r = g_.AddNode("ReorderFromNchwc", g_.UniqueName(orig->name + "_from_nchwc"), {bv},
+                           {const_cast<Value*>(orig)}, kOpenCannDomain);
+      r->opset = 1;
+      r->SetInt("block", block_);
+      r->SetInt("channels", orig->shape[1]);
+      const_cast<Value*>(orig)->producer = r;
+    }
+    g_.opset_imports[kOpenCannDomain] = std::max(g_.opset_imports[kOpenCannDomain], 1);
+    return g_.TopologicalSort();
+  }
+
+ private:
+  bool IsBlocked(const Value* v) const { return v && blocked_.count(v); }
+
+  // The blocked form of v: from the region, or a (shared) reorder of v.
+  Value* BlockedInput(Value* v) {
+    if (auto it = blocked_.find(v); it != blocked_.end()) return it->second;
+    if (auto it = reordered_.find(v); it != reordered_.end()) return it->second;
+    Value* b = NewBlockedValue(v->name + "_to_nchwc", *v, v->shape[1], v->shape[2], v->shape[3]);
+    Node* r = g_.AddNode("ReorderToNchwc", g_.UniqueName(v->name + "_to_nchwc"), {v}, {b}, kOpenCannDomain);
+    r->opset = 1;
+    r->SetInt("block", block_);
+    b->producer = r;
+    reordered_[v] = b;
+    return b;
+  }
+
+  Value* NewBlockedValue(const std::string& base, const Value& like, int64_t c, int64_t h, int64_t w) {
+    Value* b = g_.AddValue(g_.UniqueName(base));
+    b->dtype = like.dtype;
+    b->has_shape = true;
+    b->shape = {like.shape[0], (c + block_ - 1) / block_, h, w, block_};
+    b->dim_params.assign(5, "");
+    return b;
+  }
+
+  // `n` now writes the blocked form of its NCHW output 0.
+  void TakeOutput(Node& n) {
+    Value* orig = n.outputs[0];
+    Value* b = NewBlockedValue(orig->name + "_nchwc", *orig, orig->shape[1], orig->shape[2], orig->shape[3]);
+    n.outputs[0] = b;
+    b->producer = &n;
+    orig->producer = nullptr;
+    blocked_[orig] = b;
+  }
+
+  void MakeOurs(Node& n, const char* op) {
+    n.op_type = op;
+    n.domain = kOpenCannDomain;
+    n.opset = 1;
+    n.SetInt("block", block_);
+  }
+
+  bool SingleOutput(const Node& n) const {
+    for (size_t i = 1; i < n.outputs.size(); ++i)
+      if (n.outputs[i]) return false;
+    return IsStaticF32(n.output(0), 4);
+  }
+
+  Status Visit(Node& n) {
+    if (n.domain.empty() && n.op_type == "Conv") return VisitConv(n);
+    if (n.domain == kOpenCannDomain && n.op_type == "FusedConv") return VisitConv(n);
+    if (!n.domain.empty() || !SingleOutput(n)) return Status::Ok();
+    const std::string& t = n.op_type;
+    if (t == "Add" || t == "Sub" || t == "Mul") return VisitBinary(n);
+    if (t == "Relu" || t == "Clip" || t == "Sigmoid" || t == "HardSwish" || t == "HardSigmoid" ||
+        t == "LeakyRelu" || t == "Tanh") {
+      if (!IsBlocked(n.input(0)) || n.input(0)->shape != n.output(0)->shape) return Status::Ok();
+      for (size_t i = 1; i < n.inputs.size(); ++i)
+        if (n.inputs[i] && !n.inputs[i]->constant) return Status::Ok();  // Clip bounds
+      n.inputs[0] = BlockedInput(n.inputs[0]);
+      TakeOutput(n);
+      return Status::Ok();
+    }
+    if (t == "MaxPool" || t == "AveragePool" || t == "GlobalAveragePool") {
+      if (!IsBlocked(n.input(0))) return Status::Ok();
+      if (t == "MaxPool" && n.GetInt("storage_order", 0) != 0) return Status::Ok();
+      if (t != "GlobalAveragePool" && n.GetInts("kernel_shape").size() != 2) return Status::Ok();
+      n.inputs[0] = BlockedInput(n.inputs[0]);
+      n.outputs.resize(1);
+      MakeOurs(n, t == "MaxPool" ? "NchwcMaxPool" : t == "AveragePool" ? "NchwcAveragePool"
+                                                                       : "NchwcGlobalAveragePool");
+      TakeOutput(n);
+      return Status::Ok();
+    }
+    if (t == "Concat") return VisitConcat(n);
+    return Status::Ok();
+  }
+
+  static bool ConvEligible(const Node& n) {
+    const bool conv = (n.domain.empty() && n.op_type == "Conv") ||
+                      (n.domain == kOpenCannDomain && n.op_type == "FusedConv");
+    if (!conv) return false;
+    const Value* x = n.input(0);
+    const Value* w = n.input(1);
+    const Value* b = n.input(2);
+    const Value* z = n.input(3);
+    if (!IsStaticF32(x, 4) || !IsStaticF32(n.output(0), 4) || !w || !w->constant || !IsStaticF32(w, 4))
+      return false;
+    if (b && (!b->constant || b->dtype != DataType::kFloat32)) return false;
+    if (z && (!IsStaticF32(z, 4) || z->shape != n.output(0)->shape)) return false;
+    if (n.inputs.size() > 4 || n.outputs.size() != 1 || n.HasAttr("opencann_precision")) return false;
+    if (n.domain == kOpenCannDomain && !ActivationFromNode(n).ok()) return false;
+    const int64_t group = n.GetInt("group", 1), c_in = x->shape[1], c_out = w->shape[0];
+    const bool depthwise = group > 1 && group == c_in && group == c_out && w->shape[1] == 1;
+    return group == 1 || depthwise;
+  }
+
+  Status VisitConv(Node& n) {
+    if (!ConvEligible(n)) return Status::Ok();
+    Value* x = n.input(0);
+    Value* z = n.input(3);
+    const bool depthwise = n.GetInt("group", 1) > 1;
+    const int64_t c_in = x->shape[1];
+    const bool nchw_input = !depthwise && !IsBlocked(x) && c_in <= kMaxNchwInputChannels;
+    if (!nchw_input) n.inputs[0] = BlockedInput(x);
+    if (z) n.inputs[3] = BlockedInput(z);
+    MakeOurs(n, "NchwcConv");
+    if (nchw_input) n.SetInt("nchw_input", 1);
+    TakeOutput(n);
+    return Status::Ok();
+  }
+
+  // Element-wise on equal shapes only (no broadcast), one operand already blocked.
+  Status VisitBinary(Node& n) {
+    if (n.inputs.size() != 2 || !IsStaticF32(n.input(0), 4) || !IsStaticF32(n.input(1), 4)) return Status::Ok();
+    if (n.input(0)->shape != n.output(0)->shape || n.input(1)->shape != n.output(0)->shape) return Status::Ok();
+    if (!IsBlocked(n.input(0)) && !IsBlocked(n.input(1))) return Status::Ok();
+    for (auto& in : n.inputs) in = BlockedInput(in);
+    TakeOutput(n);
+    return Status::Ok();
+  }
+
+  // Channel concat of blocked inputs whose channel counts fill whole blocks.
+  Status VisitConcat(Node& n) {
+    const int64_t axis = n.GetInt("axis", 0);
+    if (axis != 1 && axis != -3) return Status::Ok();
+    for (const Value* in : n.inputs)
+      if (!IsBlocked(in) || in->shape[1] % block_ != 0) return Status::Ok();
+    for (auto& in : n.inputs) in = BlockedInput(in);
+    n.SetInt("axis", 1);
+    TakeOutput(n);
+    return Status::Ok();
+  }
+
+  Graph& g_;
+  int block_;
+  std::unordered_map<const Value*, Value*> blocked_;    // NCHW value -> its blocked form
+  std::unordered_map<const Value*, Value*> reordered_;  // outside value -> its reorder
+};
+
+}  // namespace
+
+bool NchwcLayoutEnabled() {
+  const char* env = std::getenv("OPENCANN_NCHWC");
+  if (env && *env) return std::string(env) != "0";
+  return kNchwcByDefault;
+}
+
+Status RewriteToNchwc(Graph& graph, int block, int min_convs) {
+  if (block != 8 && block != 16) return Status::Ok();
+  Rewriter r(graph, block);
+  return r.Run(min_convs);
+}
+
+Status RunNchwcLayout(Graph& graph, const CompileOptions& options) {
+  if (!NchwcLayoutEnabled() || IsDynamicGraph(graph)) return Status::Ok();
+  if (options.precision_mode != "force_fp32" && options.precision_mode != "must_keep_origin_dtype")
+    return Status::Ok();
+  return RewriteToNchwc(graph, nchwc::BlockForIsa(SelectedIsa()), kMinConvs);
+}
+
+}  // namespace oc
