@@ -146,6 +146,56 @@ void Shapes(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_Sgemm)->Apply(Shapes)->UseRealTime()->MinTime(0.3);
 
+// A convolution's GEMM (C = W X, W [M x K] weights, X [K x N] input, C
+// row-major M x N) computed with A and B swapped for a small N: C^T = X^T W^T
+// with trans_c, W pre-packed as B panels. Compare with BM_Sgemm pack:2.
+// args: isa, M, N, K, threads
+void BM_SgemmSwapped(benchmark::State& st) {
+  const GemmUkernel* uk = UkernelForIsa(static_cast<Isa>(st.range(0)));
+  if (!uk) {
+    st.SkipWithError("ISA not supported here");
+    return;
+  }
+  const int64_t m = st.range(1), n = st.range(2), k = st.range(3);
+  const int threads = static_cast<int>(st.range(4));
+  ThreadPool pool(threads);
+  auto w = Random(m * k), x = Random(k * n);
+  std::vector<float> c(m * n);
+  SgemmPlan plan(*uk, n, m, k, threads);
+  PackedOperand pw = PackedOperand::Make(*uk, PackedSide::kB, w.data(), k, true, m, k, {});
+  SgemmArgs g;
+  g.m = n, g.n = m, g.k = k, g.a = x.data(), g.lda = n, g.trans_a = true;
+  g.packed_b = pw.data();
+  g.c = c.data(), g.ldc = n, g.trans_c = true;
+  std::vector<double> cpu;
+  cpu.reserve(1 << 16);
+  double best = 1e30;
+  for (auto _ : st) {
+    auto t0 = std::chrono::steady_clock::now();
+    const double c0 = CpuSeconds(threads > 1);
+    plan.Run(g, &pool);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+    cpu.push_back(CpuSeconds(threads > 1) - c0);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const double flop = 2.0 * m * n * k;
+  st.counters["best_GFLOP/s"] = flop / best * 1e-9;
+  st.counters["cpu_GFLOP/s"] = flop / std::max(Median(cpu), 1e-9) * 1e-9;
+  st.SetLabel(uk->name);
+}
+BENCHMARK(BM_SgemmSwapped)
+    ->ArgNames({"isa", "M", "N", "K", "thr"})
+    ->Args({2, 2048, 49, 512, 1})   // ResNet-50 conv5_x 1x1 expand
+    ->Args({2, 512, 49, 2048, 1})   // ResNet-50 conv5_x 1x1 reduce
+    ->Args({2, 512, 49, 4608, 1})   // ResNet-50 conv5_x 3x3 (im2col)
+    ->Args({2, 256, 196, 2304, 1})  // ResNet-50 conv4_x 3x3 (im2col)
+    ->Args({2, 1024, 196, 256, 1})  // ResNet-50 conv4_x 1x1 expand
+    ->Args({2, 2048, 49, 512, 2})
+    ->Args({2, 512, 49, 4608, 2})
+    ->UseRealTime()
+    ->MinTime(0.3);
+
 // The micro-kernel alone on L1-resident panels (one MR x NR tile, C += A B
 // with beta = 1): the ceiling the blocked driver can approach.
 // args: isa, kc

@@ -25,6 +25,15 @@ constexpr GemmUkernel kUkernels[] = {
 
 inline int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+// The largest micro-tile (MR * NR) of any micro-kernel in the table: the
+// stack tile of the transposed-C fallback.
+constexpr int kMaxTileFloats = 512;
+static_assert([] {
+  for (const GemmUkernel& uk : kUkernels)
+    if (uk.mr * uk.nr > kMaxTileFloats) return false;
+  return true;
+}());
+
 // Asks for rows x cols of C in L2 (for writing): each row's first and last line.
 inline void PrefetchTileL2(const float* c, int64_t ldc, int64_t rows, int64_t cols) {
   for (int64_t i = 0; i < rows; ++i) {
@@ -63,6 +72,13 @@ const GemmUkernel& DefaultUkernel() {
     return best;
   }();
   return *uk;
+}
+
+GemmUkernelFusedFn TransposedUkernelFor(const GemmUkernel& uk) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (uk.fn == &f32_gemm_14x32_avx512) return &f32_gemm_trans_14x32_avx512;
+#endif
+  return nullptr;
 }
 
 GemmUkernelFusedFn FusedUkernelFor(const GemmUkernel& uk) {
@@ -237,7 +253,26 @@ std::vector<uint8_t> PackedOperand::Export() const {
 // ---- Epilogue -----------------------------------------------------------------
 
 void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m,
-                   int64_t n) {
+                   int64_t n, bool trans) {
+  if (trans) {
+    // Stored row j holds column col0 + j: m contiguous values over i.
+    for (int64_t j = 0; j < n; ++j) {
+      float* cj = c + j * ldc;
+      if (ep.bias_kind == Epilogue::Bias::kPerRow) {
+        const float* bv = ep.bias + row0;
+        for (int64_t i = 0; i < m; ++i) cj[i] += bv[i];
+      } else if (ep.bias_kind == Epilogue::Bias::kPerCol) {
+        const float bv = ep.bias[col0 + j];
+        for (int64_t i = 0; i < m; ++i) cj[i] += bv;
+      }
+      if (ep.residual) {
+        const float* r = ep.residual + (col0 + j) * ep.ldr + row0;
+        for (int64_t i = 0; i < m; ++i) cj[i] += r[i];
+      }
+      if (ep.act.kind != ActivationKind::kNone) ApplyActivation(ep.act, cj, m);
+    }
+    return;
+  }
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
     if (ep.bias_kind == Epilogue::Bias::kPerRow) {
@@ -293,8 +328,26 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   const bool do_epilogue = !g.epilogue.empty();
   // The epilogue in registers, before the one store of the tile, where the
   // micro-kernel can do it; else a second pass over the (L1-hot) tile.
-  const GemmUkernelFusedFn fused = do_epilogue && EpilogueFusable(g.epilogue) ? FusedUkernelFor(uk) : nullptr;
+  const bool fuse_ep = do_epilogue && EpilogueFusable(g.epilogue);
+  const bool tc = g.trans_c;
+  const GemmUkernelFusedFn fused = fuse_ep && !tc ? FusedUkernelFor(uk) : nullptr;
+  const GemmUkernelFusedFn trans_fn = tc ? TransposedUkernelFor(uk) : nullptr;
   const Epilogue& ep = g.epilogue;
+  // Where element (row, col) of C lives.
+  auto at = [&](int64_t row, int64_t col) { return tc ? g.c + col * g.ldc + row : g.c + row * g.ldc + col; };
+  auto tile_epilogue = [&](int64_t row0, int64_t col0) {
+    TileEpilogue te;
+    if (ep.bias_kind == Epilogue::Bias::kPerRow) te.row_bias = ep.bias + row0;
+    else if (ep.bias_kind == Epilogue::Bias::kPerCol) te.col_bias = ep.bias + col0;
+    if (ep.residual) te.residual = ep.residual + (tc ? col0 * ep.ldr + row0 : row0 * ep.ldr + col0), te.ldr = ep.ldr;
+    te.act = ep.act.kind, te.act_alpha = ep.act.alpha, te.act_beta = ep.act.beta;
+    return te;
+  };
+  // A rows x cols tile starting at (row, col) into L2.
+  auto prefetch_tile = [&](int64_t row, int64_t col, int64_t rows, int64_t cols) {
+    if (tc) PrefetchTileL2(at(row, col), g.ldc, cols, rows);
+    else PrefetchTileL2(at(row, col), g.ldc, rows, cols);
+  };
   for (int64_t jc = n0; jc < n1; jc += nc_) {
     const int64_t nc = std::min(nc_, n1 - jc);
     for (int64_t pc = 0; pc < K; pc += kc_) {
@@ -334,29 +387,41 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
           const float* bp = bblock + (jr / nr) * b_panel_stride;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t m = std::min<int64_t>(mr, mc - ir);
-            float* c = g.c + (ic + ir) * g.ldc + jc + jr;
+            const int64_t row0 = ic + ir, col0 = jc + jr;
+            float* c = at(row0, col0);
             // The next tile's C into L2 one micro-kernel call ahead (its
             // latency from L3 or memory is far longer than the kernel's final
             // steps, where the kernel pulls its own tile into L1).
-            if (ir + mr < mc) {
-              PrefetchTileL2(c + mr * g.ldc, g.ldc, std::min<int64_t>(mr, mc - ir - mr), n);
-            } else if (jr + nr < nc) {
-              PrefetchTileL2(g.c + ic * g.ldc + jc + jr + nr, g.ldc, std::min<int64_t>(mr, mc),
-                             std::min<int64_t>(nr, nc - jr - nr));
-            }
+            if (ir + mr < mc) prefetch_tile(row0 + mr, col0, std::min<int64_t>(mr, mc - ir - mr), n);
+            else if (jr + nr < nc) prefetch_tile(ic, col0 + nr, std::min<int64_t>(mr, mc), std::min<int64_t>(nr, nc - jr - nr));
             const float* ap = ablock + (ir / mr) * a_panel_stride;
+            if (tc) {
+              if (trans_fn) {
+                trans_fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta,
+                         last && fuse_ep ? tile_epilogue(row0, col0) : TileEpilogue{});
+                if (last && do_epilogue && !fuse_ep) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n, true);
+              } else {
+                // No transposing kernel for this ISA: through a stack tile.
+                alignas(64) float tile[kMaxTileFloats];
+                uk.fn(kc, ap, bp, tile, nr, m, n, g.alpha, 0.f);
+                for (int64_t j = 0; j < n; ++j) {
+                  float* cj = c + j * g.ldc;
+                  if (beta == 0.f) {
+                    for (int64_t i = 0; i < m; ++i) cj[i] = tile[i * nr + j];
+                  } else {
+                    for (int64_t i = 0; i < m; ++i) cj[i] = tile[i * nr + j] + beta * cj[i];
+                  }
+                }
+                if (last && do_epilogue) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n, true);
+              }
+              continue;
+            }
             if (last && fused) {
-              TileEpilogue te;
-              const int64_t row0 = ic + ir, col0 = jc + jr;
-              if (ep.bias_kind == Epilogue::Bias::kPerRow) te.row_bias = ep.bias + row0;
-              else if (ep.bias_kind == Epilogue::Bias::kPerCol) te.col_bias = ep.bias + col0;
-              if (ep.residual) te.residual = ep.residual + row0 * ep.ldr + col0, te.ldr = ep.ldr;
-              te.act = ep.act.kind, te.act_alpha = ep.act.alpha, te.act_beta = ep.act.beta;
-              fused(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, te);
+              fused(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, tile_epilogue(row0, col0));
               continue;
             }
             uk.fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta);
-            if (last && do_epilogue) ApplyEpilogue(g.epilogue, c, g.ldc, ic + ir, jc + jr, m, n);
+            if (last && do_epilogue) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
           }
         }
       }
@@ -384,11 +449,12 @@ void SgemmPlan::Run(const SgemmArgs& args_in, ThreadPool* pool, void* scratch) c
     g.epilogue.residual = nullptr;
   }
   if (g.k <= 0) {
-    for (int64_t i = 0; i < g.m; ++i) {
+    const int64_t rows = g.trans_c ? g.n : g.m, cols = g.trans_c ? g.m : g.n;
+    for (int64_t i = 0; i < rows; ++i) {
       float* ci = g.c + i * g.ldc;
-      for (int64_t j = 0; j < g.n; ++j) ci[j] = g.beta == 0.f ? 0.f : g.beta * ci[j];
+      for (int64_t j = 0; j < cols; ++j) ci[j] = g.beta == 0.f ? 0.f : g.beta * ci[j];
     }
-    if (!g.epilogue.empty()) ApplyEpilogue(g.epilogue, g.c, g.ldc, 0, 0, g.m, g.n);
+    if (!g.epilogue.empty()) ApplyEpilogue(g.epilogue, g.c, g.ldc, 0, 0, g.m, g.n, g.trans_c);
     return;
   }
   const int mr = uk_->mr, nr = uk_->nr;

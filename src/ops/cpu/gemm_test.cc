@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <set>
 #include <string>
@@ -391,6 +392,152 @@ TEST(GemmEpilogue, FusedClampActivationsMatchReference) {
             ExpectNear(out, want, k, what);
           }
   }
+}
+
+// ---- Transposed C (SgemmArgs::trans_c) ----------------------------------------
+
+struct TransCase {
+  int64_t m, n, k;
+  bool ta, tb;
+  float alpha, beta;
+  Epilogue::Bias bias = Epilogue::Bias::kNone;
+  int residual = 0;  // 0 none, 1 own buffer, 2 C itself
+  Activation act;
+};
+
+// Reference: C^T (stored n x m, ldc) = epilogue(alpha*op(A)op(B) + beta*C), in double.
+void RunTransCase(const GemmUkernel& uk, const TransCase& cs, ThreadPool* pool, bool prepack_a,
+                  bool prepack_b) {
+  const int64_t lda = (cs.ta ? cs.m : cs.k) + 2, ldb = (cs.tb ? cs.k : cs.n) + 3, ldc = cs.m + 5;
+  auto a = Random((cs.ta ? cs.k : cs.m) * lda, 41);
+  auto b = Random((cs.tb ? cs.n : cs.k) * ldb, 42);
+  auto c = Random(cs.n * ldc, 43);
+  if (cs.beta == 0.f && cs.residual != 2)
+    for (auto& v : c) v = std::nanf("");  // beta = 0: C must not be read
+  auto bias = Random(cs.bias == Epilogue::Bias::kPerRow ? cs.m : cs.n, 44);
+  auto res = cs.residual == 2 ? c : Random(cs.n * ldc, 45);
+  std::vector<float> want = c;
+  for (int64_t i = 0; i < cs.m; ++i)
+    for (int64_t j = 0; j < cs.n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < cs.k; ++p)
+        s += double(cs.ta ? a[p * lda + i] : a[i * lda + p]) * (cs.tb ? b[j * ldb + p] : b[p * ldb + j]);
+      double v = cs.alpha * s + (cs.beta == 0.f ? 0.0 : double(cs.beta) * c[j * ldc + i]);
+      if (cs.bias == Epilogue::Bias::kPerRow) v += bias[i];
+      if (cs.bias == Epilogue::Bias::kPerCol) v += bias[j];
+      if (cs.residual) v += res[j * ldc + i];
+      float f = static_cast<float>(v);
+      ApplyActivation(cs.act, &f, 1);
+      want[j * ldc + i] = f;
+    }
+  SgemmArgs g;
+  g.m = cs.m, g.n = cs.n, g.k = cs.k;
+  g.a = a.data(), g.lda = lda, g.trans_a = cs.ta;
+  g.b = b.data(), g.ldb = ldb, g.trans_b = cs.tb;
+  g.c = c.data(), g.ldc = ldc, g.trans_c = true, g.alpha = cs.alpha, g.beta = cs.beta;
+  g.epilogue.bias_kind = cs.bias;
+  g.epilogue.bias = cs.bias == Epilogue::Bias::kNone ? nullptr : bias.data();
+  g.epilogue.residual = cs.residual == 1 ? res.data() : cs.residual == 2 ? c.data() : nullptr;
+  g.epilogue.ldr = ldc;
+  g.epilogue.act = cs.act;
+  PackedOperand pa, pb;
+  if (prepack_a) {
+    pa = PackedOperand::Make(uk, PackedSide::kA, a.data(), lda, cs.ta, cs.m, cs.k, {});
+    g.packed_a = pa.data(), g.a = nullptr;
+  }
+  if (prepack_b) {
+    pb = PackedOperand::Make(uk, PackedSide::kB, b.data(), ldb, cs.tb, cs.n, cs.k, {});
+    g.packed_b = pb.data(), g.b = nullptr;
+  }
+  Sgemm(uk, g, pool);
+  // Only the n x m stored part is compared; the padding columns must be untouched.
+  std::vector<float> got_part, want_part;
+  for (int64_t j = 0; j < cs.n; ++j)
+    for (int64_t i = 0; i < ldc; ++i) {
+      const float gv = c[j * ldc + i], wv = want[j * ldc + i];
+      if (i >= cs.m) {
+        EXPECT_TRUE(std::memcmp(&gv, &wv, sizeof(float)) == 0) << uk.name << " wrote padding at " << j << "," << i;
+        continue;
+      }
+      got_part.push_back(gv), want_part.push_back(wv);
+    }
+  ExpectNear(got_part, want_part, cs.k,
+             std::string(uk.name) + " trans_c m=" + std::to_string(cs.m) + " n=" + std::to_string(cs.n) +
+                 " k=" + std::to_string(cs.k) + " ta=" + std::to_string(cs.ta) + " tb=" + std::to_string(cs.tb) +
+                 " beta=" + std::to_string(cs.beta) + " bias=" + std::to_string(static_cast<int>(cs.bias)) +
+                 " residual=" + std::to_string(cs.residual) + " act=" + ActivationName(cs.act.kind) +
+                 " pa=" + std::to_string(prepack_a) + " pb=" + std::to_string(prepack_b));
+}
+
+TEST(GemmTransC, EveryIsaAtTileEdges) {
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    std::set<int64_t> ms = {1, uk->mr - 1, uk->mr, uk->mr + 1, 2 * uk->mr + 3};
+    std::set<int64_t> ns = {1, 15, 16, 17, uk->nr - 1, uk->nr, uk->nr + 1, 2 * uk->nr + 3};
+    for (int64_t m : ms)
+      for (int64_t n : ns)
+        for (int64_t k : {1, 7, 64})
+          for (float beta : {0.f, 0.5f}) {
+            if (m < 1 || n < 1) continue;
+            RunTransCase(*uk, {m, n, k, false, false, 1.5f, beta}, nullptr, false, false);
+          }
+  }
+}
+
+TEST(GemmTransC, TransposesBlocksThreadsPrepacked) {
+  ThreadPool pool(3);
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        // More than one KC block (beta = 1 on later blocks) and MC block, threaded.
+        RunTransCase(*uk, {uk->mc + 9, uk->nr * 3 + 5, uk->kc + 11, ta, tb, 1.f, 0.f}, &pool, false, false);
+        RunTransCase(*uk, {uk->mr * 3 + 1, 49, uk->kc * 2 + 3, ta, tb, 0.5f, 2.f}, &pool, true, true);
+      }
+  }
+}
+
+TEST(GemmTransC, EpiloguesEveryIsa) {
+  // Fused (bias, residual, Relu/LeakyRelu/Clip) and unfused (Sigmoid)
+  // epilogues on the transposed store, residual in its own buffer or C itself.
+  ThreadPool pool(2);
+  const Activation acts[] = {{ActivationKind::kNone, 0, 0}, {ActivationKind::kRelu, 0, 0},
+                             {ActivationKind::kLeakyRelu, 0.1f, 0}, {ActivationKind::kClip, -0.5f, 0.7f},
+                             {ActivationKind::kSigmoid, 0, 0}};
+  for (const GemmUkernel* uk : RunnableUkernels())
+    for (const Activation& act : acts)
+      for (auto bias : {Epilogue::Bias::kNone, Epilogue::Bias::kPerRow, Epilogue::Bias::kPerCol})
+        for (int residual : {0, 1, 2})
+          for (float beta : {0.f, 1.f}) {
+            TransCase cs{uk->mr * 2 + 3, uk->nr + 17, uk->kc + 5, false, false, 1.f, beta};
+            cs.bias = bias, cs.residual = residual, cs.act = act;
+            RunTransCase(*uk, cs, &pool, false, false);
+          }
+}
+
+TEST(GemmTransC, SwappedOperandsComputeConvLayout) {
+  // The swap a caller makes for a small N: C (M x N, row-major) = W X with
+  // W = [M x K] weights and X = [K x N] input, computed as C^T = X^T W^T:
+  // m' = N, n' = M, A' = X read transposed, B' = W pre-packed as side B with
+  // trans (W is N' x K), per-row bias of C = per-column bias of C^T.
+  ThreadPool pool(2);
+  const GemmUkernel& uk = DefaultUkernel();
+  const int64_t M = 70, N = 49, K = 300;
+  auto w = Random(M * K, 50), x = Random(K * N, 51), bias = Random(M, 52);
+  std::vector<float> want(M * N);
+  NaiveGemm(M, N, K, w.data(), K, false, x.data(), N, false, want.data(), N, 1.f, 0.f);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) want[i * N + j] = std::max(want[i * N + j] + bias[i], 0.f);
+  auto packed_w = PackedOperand::Make(uk, PackedSide::kB, w.data(), K, /*trans=*/true, M, K, {});
+  std::vector<float> c(M * N, std::nanf(""));
+  SgemmArgs g;
+  g.m = N, g.n = M, g.k = K;
+  g.a = x.data(), g.lda = N, g.trans_a = true;
+  g.packed_b = packed_w.data();
+  g.c = c.data(), g.ldc = N, g.trans_c = true;
+  g.epilogue.bias_kind = Epilogue::Bias::kPerCol;
+  g.epilogue.bias = bias.data();
+  g.epilogue.act.kind = ActivationKind::kRelu;
+  Sgemm(uk, g, &pool);
+  ExpectNear(c, want, K, "swapped conv layout");
 }
 
 }  // namespace

@@ -2,10 +2,19 @@
 // k step, A values broadcast straight from memory into the FMAs (31 of the 32
 // zmm registers). Columns past n are masked; a tile of m < 14 rows runs an
 // m-row instance of the same loop. The _epilogue_ variant applies bias,
-// residual and a clamp-like activation to the accumulators before the store.
+// residual and a clamp-like activation to the accumulators before the store;
+// the _trans_ variant stores the tile transposed (for callers that swap A and
+// B so that a small N becomes the M side, see SgemmArgs::trans_c).
 #include <immintrin.h>
 
 #include <algorithm>
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps() and warn about
+// it at every inlined use (hundreds of false "may be used uninitialized").
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 
 #include "ops/cpu/gemm_kernel.h"
 
@@ -13,6 +22,35 @@ namespace oc::gemm {
 
 namespace {
 constexpr int kMR = 14;
+
+// out[p] = column p of the 16x16 block whose rows are r[0..15].
+inline void Transpose16x16(const __m512* r, __m512* out) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+    u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+  }
+  // u[4i + j], 128-bit lane L, holds rows 4i..4i+3 of column 4L + j.
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    const __m512 v = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
+    const __m512 w = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+    const __m512 w2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
+    out[j] = _mm512_shuffle_f32x4(v, v2, 0x88);
+    out[8 + j] = _mm512_shuffle_f32x4(v, v2, 0xDD);
+    out[4 + j] = _mm512_shuffle_f32x4(w, w2, 0x88);
+    out[12 + j] = _mm512_shuffle_f32x4(w, w2, 0xDD);
+  }
+}
 
 // Stores rows [0, M) of the accumulators: C = alpha*acc (+ beta*C).
 template <int M, bool kBeta>
@@ -83,10 +121,60 @@ inline void StoreRowsEpilogue(const __m512* c0, const __m512* c1, float* c, int6
   }
 }
 
+// Stores the tile transposed: tile (i, j) goes to c[j * ldc + i], with the
+// epilogue (when ep) on the transposed vectors: act(alpha*acc (+ beta*C) +
+// row_bias[i] + col_bias[j] + residual[j * ldr + i]). Each 16-column half is
+// one 16x16 register transpose (rows M..15 zero), then one masked store of M
+// floats per column: ~64 shuffles per half against the 14*kc cycles of the
+// k loop (kc = 256: ~2-4%).
+template <int M, bool kBeta>
+inline void StoreTransposed(const __m512* c0, const __m512* c1, float* c, int64_t ldc, int64_t n,
+                            float alpha, float beta, const TileEpilogue* ep) {
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  const __mmask16 km = static_cast<__mmask16>((1u << M) - 1);
+  __m512 rb = _mm512_setzero_ps();
+  bool clamp = false, leaky = false;
+  __m512 lo = rb, hi = rb, slope = rb;
+  if (ep) {
+    if (ep->row_bias) rb = _mm512_maskz_loadu_ps(km, ep->row_bias);
+    clamp = ep->act == ActivationKind::kRelu || ep->act == ActivationKind::kClip;
+    leaky = ep->act == ActivationKind::kLeakyRelu;
+    lo = _mm512_set1_ps(ep->act == ActivationKind::kRelu ? 0.f : ep->act_alpha);
+    hi = _mm512_set1_ps(ep->act == ActivationKind::kRelu ? __builtin_inff() : ep->act_beta);
+    slope = _mm512_set1_ps(ep->act_alpha);
+  }
+  const __m512 zero = _mm512_setzero_ps();
+  for (int half = 0; half < 2; ++half) {
+    const int64_t j0 = half * 16;
+    if (n <= j0) break;
+    const __m512* acc = half == 0 ? c0 : c1;
+    __m512 r[16], t[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) r[i] = i < M ? _mm512_mul_ps(acc[i], va) : zero;
+    Transpose16x16(r, t);
+    const int64_t cols = std::min<int64_t>(16, n - j0);
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) {
+      if (j >= cols) break;
+      float* cj = c + (j0 + j) * ldc;
+      __m512 v = t[j];
+      if (kBeta) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(km, cj), vb, v);
+      if (ep) {
+        v = _mm512_add_ps(v, rb);
+        if (ep->col_bias) v = _mm512_add_ps(v, _mm512_set1_ps(ep->col_bias[j0 + j]));
+        if (ep->residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(km, ep->residual + (j0 + j) * ep->ldr));
+        if (clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+        else if (leaky) v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, slope);
+      }
+      _mm512_mask_storeu_ps(cj, km, v);
+    }
+  }
+}
+
 // M rows of the tile (M <= 14), reading the 14-wide packed A panel: edge tiles
 // cost in proportion to their rows (M = 1 is a GEMV over packed B). With
 // kEpilogue, `ep` is applied before the store.
-template <int M, bool kEpilogue = false>
+template <int M, bool kEpilogue = false, bool kTrans = false>
 void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
               float alpha, float beta, const TileEpilogue* ep = nullptr) {
   __m512 c0[M], c1[M];
@@ -109,15 +197,21 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
   // prefetch at the start would be evicted by the A and B panels streaming
   // through L1 before the store loop reads it (the driver has already asked
   // for the tile in L2, see RunTask).
-  const int64_t kpf = kc > M ? kc - M : 0;
+  // Transposed, the tile is 32 rows of M floats: two rows per step.
+  constexpr int kPfSteps = kTrans ? 16 : M;
+  const int64_t kpf = kc > kPfSteps ? kc - kPfSteps : 0;
   for (int64_t k = 0; k < kpf; ++k) step();
   for (int64_t k = kpf; k < kc; ++k) {
-    const float* row = c + (k - kpf) * ldc;
+    const float* row = c + (kTrans ? 2 * (k - kpf) : k - kpf) * ldc;
     _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row + (kTrans ? ldc : 16)), _MM_HINT_T0);
     step();
   }
-  if constexpr (kEpilogue) {
+  if constexpr (kTrans) {
+    const TileEpilogue* e = kEpilogue ? ep : nullptr;
+    if (beta == 0.f) StoreTransposed<M, false>(c0, c1, c, ldc, n, alpha, beta, e);
+    else StoreTransposed<M, true>(c0, c1, c, ldc, n, alpha, beta, e);
+  } else if constexpr (kEpilogue) {
     if (beta == 0.f) StoreRowsEpilogue<M, false>(c0, c1, c, ldc, n, alpha, beta, *ep);
     else StoreRowsEpilogue<M, true>(c0, c1, c, ldc, n, alpha, beta, *ep);
   } else {
@@ -169,6 +263,24 @@ void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, 
   }
 }
 
+void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                                 int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep) {
+  // An empty epilogue skips the epilogue code (most calls: every K block but
+  // the last).
+  const bool e = ep.row_bias || ep.col_bias || ep.residual || ep.act != ActivationKind::kNone;
+  switch (m) {
+#define OC_TRANS_CASE(M)                                                        \
+  case M:                                                                       \
+    return e ? TileRows<M, true, true>(kc, a, b, c, ldc, n, alpha, beta, &ep)   \
+             : TileRows<M, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+    OC_TRANS_CASE(14) OC_TRANS_CASE(13) OC_TRANS_CASE(12) OC_TRANS_CASE(11) OC_TRANS_CASE(10)
+    OC_TRANS_CASE(9) OC_TRANS_CASE(8) OC_TRANS_CASE(7) OC_TRANS_CASE(6) OC_TRANS_CASE(5)
+    OC_TRANS_CASE(4) OC_TRANS_CASE(3) OC_TRANS_CASE(2) OC_TRANS_CASE(1)
+#undef OC_TRANS_CASE
+    default: return;
+  }
+}
+
 // Packs a 14-row A panel from row-major A (rows <= 14, zero rows after them):
 // 16 columns at a time, 16x16 register transposes (rows 14, 15 are zero and
 // not stored), so reads and writes are both contiguous.
@@ -181,32 +293,8 @@ void f32_packa_14_avx512(const float* a, int64_t lda, int64_t rows, int64_t k, f
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i)
       r[i] = i < rows ? _mm512_maskz_loadu_ps(lm, a + i * lda + p0) : _mm512_setzero_ps();
-    __m512 t[16], u[16];
-#pragma GCC unroll 8
-    for (int i = 0; i < 8; ++i) {
-      t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
-      u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
-      u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
-      u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
-    }
-    // u[4i + j], 128-bit lane L, holds rows 4i..4i+3 of column 4L + j.
     __m512 out[16];
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m512 v = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
-      const __m512 w = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);
-      const __m512 v2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
-      const __m512 w2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-      out[j] = _mm512_shuffle_f32x4(v, v2, 0x88);
-      out[8 + j] = _mm512_shuffle_f32x4(v, v2, 0xDD);
-      out[4 + j] = _mm512_shuffle_f32x4(w, w2, 0x88);
-      out[12 + j] = _mm512_shuffle_f32x4(w, w2, 0xDD);
-    }
+    Transpose16x16(r, out);
     float* d = dst + p0 * 14;
 #pragma GCC unroll 16
     for (int p = 0; p < 16; ++p)
