@@ -77,7 +77,7 @@ std::vector<float> NaiveConv(const ConvSpec& s, const std::vector<float>& x, con
   return y;
 }
 
-void CheckConv(const ConvSpec& s, const std::string& what) {
+void CheckConv(const ConvSpec& s, const std::string& what, int threads = 3) {
   const size_t nd = s.x.size() - 2;
   std::vector<int64_t> wshape = {s.m, s.x[1] / s.group};
   wshape.insert(wshape.end(), s.k.begin(), s.k.end());
@@ -89,7 +89,7 @@ void CheckConv(const ConvSpec& s, const std::string& what) {
   auto probe = NaiveConv(s, x, w, b, {}, &out_shape);
   std::vector<float> z = s.residual ? Rand(probe.size(), 4) : std::vector<float>{};
   auto want = NaiveConv(s, x, w, b, z, &out_shape);
-  ThreadPool pool(3);
+  ThreadPool pool(threads);
   for (bool const_w : {true, false}) {
     const bool fused = s.residual || s.relu || s.relu6;
     OpCase c(fused ? "FusedConv" : "Conv", fused ? 1 : 22, fused ? kOpenCannDomain : "");
@@ -218,6 +218,28 @@ TEST(ConvOp, FusedBiasResidualRelu) {
 TEST(ConvOp, LargeInputSpansManyGemmBlocks) {
   // K = 64*9 = 576 > KC and 4096 positions > NC: several K and N blocks of packed im2col.
   CheckConv({.x = {1, 64, 64, 64}, .m = 20, .k = {3, 3}, .pads = {1, 1, 1, 1}, .bias = true}, "tiled");
+}
+
+// Shapes large enough (> 1 MFLOP per thread) for Conv's own thread partition:
+// whole GEMMs per thread (batch, groups) plus a remainder split over a grid,
+// M not a multiple of MR, N under two panels, residual and ReLU, 1-3 threads.
+TEST(ConvOp, ThreadPartitionsMatchNaive) {
+  for (int threads : {1, 2, 3}) {
+    const std::string t = " threads " + std::to_string(threads);
+    CheckConv({.x = {1, 64, 28, 27}, .m = 100, .k = {1, 1}, .bias = true, .residual = true, .relu = true},
+              "1x1 fused" + t, threads);
+    CheckConv({.x = {1, 48, 27, 27}, .m = 60, .k = {1, 1}, .stride = {2, 2}, .bias = true}, "1x1 stride 2" + t,
+              threads);
+    CheckConv({.x = {3, 16, 30, 29}, .m = 40, .k = {3, 3}, .stride = {2, 2}, .pads = {1, 1, 1, 1}, .bias = true,
+               .residual = true, .relu = true},
+              "3x3 stride 2 batch 3 fused" + t, threads);
+    CheckConv({.x = {1, 200, 7, 7}, .m = 300, .k = {1, 1}, .bias = true}, "1x1 7x7" + t, threads);
+    CheckConv({.x = {2, 32, 20, 21}, .m = 64, .k = {3, 3}, .group = 2, .stride = {2, 2}, .pads = {1, 0, 1, 1}},
+              "group 2 batch 2" + t, threads);
+    CheckConv({.x = {5, 24, 16, 16}, .m = 50, .k = {1, 1}, .bias = true, .relu = true}, "1x1 batch 5" + t, threads);
+    CheckConv({.x = {1, 3, 64, 64}, .m = 32, .k = {7, 7}, .stride = {2, 2}, .pads = {3, 3, 3, 3}, .bias = true},
+              "7x7 stride 2 stem" + t, threads);
+  }
 }
 
 TEST(ConvOp, PrepackedWeightsRoundTrip) {
