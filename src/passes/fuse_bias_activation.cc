@@ -3,6 +3,7 @@
 // the GEMM/conv epilogue while the output tile is still in cache.
 //   MatMul + Add(constant bias along the last dim)   -> FusedMatMul(A, B, bias)
 //   Conv + Add(tensor of the output's shape)         -> FusedConv(X, W, B, Z)
+//   MatMul/Gemm (+ bias) [-> Reshape] + Add(tensor)  -> FusedMatMul/FusedGemm(.., Z)
 //   Conv/Gemm/MatMul/Fused* + activation             -> Fused* with "activation"
 //     (activation ops, or exact GELU spelled with Erf as pre-opset-20 exporters do)
 // A value is fused away only when the fused node is its sole reader and it is not
@@ -184,6 +185,47 @@ struct Fuser {
     Absorb(mm, *add);
   }
 
+  // MatMul/Gemm (+ bias) -> [Reshape] -> Add(Z) with Z of the Add's output
+  // shape: Z becomes the fused node's residual input (added in the GEMM
+  // epilogue while the tile is in registers) and the Add goes away. A Reshape in
+  // between (GPT-2's Conv1D: [S, D] Gemm, then back to [1, S, D]) stays, now
+  // producing the Add's output; Z is read in row-major order either way.
+  void FuseGemmResidual(Node& mm) {
+    const char* fused = nullptr;
+    if (IsOnnx(mm, "MatMul") || IsOurs(mm, "FusedMatMul")) fused = "FusedMatMul";
+    else if (IsOnnx(mm, "Gemm") || IsOurs(mm, "FusedGemm")) fused = "FusedGemm";
+    if (!fused || !Available(fused) || !mm.GetString("activation", "").empty() || mm.inputs.size() > 3) return;
+    Value* y = mm.output(0);
+    if (!IsF32(y) || !y->IsStatic()) return;
+    Node* next = SoleReader(y);
+    Node* view = nullptr;
+    if (next && IsOnnx(*next, "Reshape") && next->input(0) == y && next->output(0)->IsStatic() &&
+        next->output(0)->NumElements() == y->NumElements()) {
+      view = next;
+      next = SoleReader(view->output(0));
+    }
+    const Value* added = view ? view->output(0) : y;
+    if (!next || !IsOnnx(*next, "Add")) return;
+    Value* z = OtherAddend(*next, added);
+    Value* out = next->output(0);
+    if (!IsF32(z) || !z->IsStatic() || !IsF32(out) || z->shape != out->shape || z->NumElements() != y->NumElements())
+      return;
+    MakeFused(mm, fused);
+    mm.inputs.resize(3, nullptr);
+    mm.inputs.push_back(z);
+    if (!view) {
+      Absorb(mm, *next);
+      return;
+    }
+    auto& zr = readers[z];
+    if (auto it = std::find(zr.begin(), zr.end(), next); it != zr.end()) *it = &mm;
+    readers.erase(view->output(0));
+    view->output(0)->producer = nullptr;
+    graph.RemoveNode(next);
+    view->outputs[0] = out;
+    out->producer = view;
+  }
+
   void FuseConvResidual(Node& conv) {
     const bool plain = IsOnnx(conv, "Conv");
     const bool fused_bare = IsOurs(conv, "FusedConv") && conv.GetString("activation", "").empty() &&
@@ -275,6 +317,7 @@ struct Fuser {
 Status FuseBiasActivation(Graph& graph, bool only_registered) {
   Fuser f{graph, only_registered};
   f.ForEachNode([&](Node& n) { f.FuseMatMulBias(n); });
+  f.ForEachNode([&](Node& n) { f.FuseGemmResidual(n); });
   f.ForEachNode([&](Node& n) { f.FuseConvResidual(n); });
   f.ForEachNode([&](Node& n) { f.FuseActivation(n); });
   if (!f.changed) return Status::Ok();

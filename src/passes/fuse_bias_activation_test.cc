@@ -73,6 +73,117 @@ TEST(PassFuseBiasActivation, MatMulPlusTensorIsNotABias) {
   EXPECT_EQ(g.opset_imports.count("com.opencann"), 0u);
 }
 
+TEST(PassFuseBiasActivation, MatMulBiasResidualAddBecomesFusedMatMulWithZ) {
+  // BERT's output projections: MatMul + bias, then + the residual stream.
+  Graph g;
+  Value* a = Tensor(g, "a", {2, 4, 8});
+  Value* x = Tensor(g, "x", {2, 4, 16});
+  Value* mm = Tensor(g, "mm", {2, 4, 16});
+  Value* s = Tensor(g, "s", {2, 4, 16});
+  Value* y = Tensor(g, "y", {2, 4, 16});
+  g.inputs = {a, x};
+  Value* b = Const<float>(g, "b", {8, 16}, Pattern(128, -1, 1));
+  g.AddNode("MatMul", "matmul", {a, b}, {mm});
+  g.AddNode("Add", "bias", {mm, Const<float>(g, "bias", {16}, Pattern(16, -1, 1))}, {s});
+  g.AddNode("Add", "residual", {x, s}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedMatMul"}));
+  Node* n = g.nodes()[0].get();
+  ASSERT_EQ(n->inputs.size(), 4u);
+  EXPECT_EQ(n->inputs[0], a);
+  EXPECT_EQ(n->inputs[1], b);
+  EXPECT_EQ(n->inputs[3], x);
+  EXPECT_EQ(n->outputs[0], y);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseBiasActivation, MatMulResidualWithoutBiasLeavesBiasSlotEmpty) {
+  // The residual is computed after the MatMul: the fused node moves after it.
+  Graph g;
+  Value* a = Tensor(g, "a", {4, 8});
+  Value* x0 = Tensor(g, "x0", {4, 16});
+  Value* x = Tensor(g, "x", {4, 16});
+  Value* mm = Tensor(g, "mm", {4, 16});
+  Value* y = Tensor(g, "y", {4, 16});
+  g.inputs = {a, x0};
+  g.AddNode("MatMul", "matmul", {a, Const<float>(g, "b", {8, 16}, Pattern(128, -1, 1))}, {mm});
+  g.AddNode("Relu", "relu", {x0}, {x});
+  g.AddNode("Add", "residual", {mm, x}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"Relu", "com.opencann::FusedMatMul"}));
+  Node* n = g.nodes()[1].get();
+  ASSERT_EQ(n->inputs.size(), 4u);
+  EXPECT_EQ(n->inputs[2], nullptr);
+  EXPECT_EQ(n->inputs[3], x);
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseBiasActivation, GemmReshapeResidualAddKeepsTheReshape) {
+  // GPT-2's Conv1D: [S, D] Gemm, Reshape to [1, S, D], + the residual stream.
+  Graph g;
+  Value* a = Tensor(g, "a", {4, 8});
+  Value* x = Tensor(g, "x", {1, 4, 16});
+  Value* gy = Tensor(g, "gy", {4, 16});
+  Value* r = Tensor(g, "r", {1, 4, 16});
+  Value* y = Tensor(g, "y", {1, 4, 16});
+  g.inputs = {a, x};
+  g.AddNode("Gemm", "gemm",
+            {a, Const<float>(g, "w", {8, 16}, Pattern(128, -1, 1)), Const<float>(g, "c", {16}, Pattern(16, -1, 1))},
+            {gy});
+  Value* shape = Const<int64_t>(g, "shape", {3}, {1, 4, 16});
+  g.AddNode("Reshape", "reshape", {gy, shape}, {r});
+  g.AddNode("Add", "residual", {x, r}, {y});
+  g.outputs = {y};
+  ASSERT_TRUE(Fuse(g).ok());
+  ASSERT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedGemm", "Reshape"}));
+  Node* gemm = g.nodes()[0].get();
+  ASSERT_EQ(gemm->inputs.size(), 4u);
+  EXPECT_EQ(gemm->inputs[3], x);
+  EXPECT_EQ(gemm->outputs[0], gy);
+  EXPECT_EQ(g.nodes()[1]->inputs[0], gy);
+  EXPECT_EQ(g.nodes()[1]->outputs[0], y);
+  EXPECT_EQ(y->producer, g.nodes()[1].get());
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseBiasActivation, ResidualNotFusedAfterAnActivationOrWhenObserved) {
+  {
+    // act(MatMul) + x: the epilogue adds Z before the activation, so no.
+    Graph g;
+    Value* a = Tensor(g, "a", {4, 8});
+    Value* x = Tensor(g, "x", {4, 16});
+    Value* mm = Tensor(g, "mm", {4, 16});
+    Value* h = Tensor(g, "h", {4, 16});
+    Value* y = Tensor(g, "y", {4, 16});
+    g.inputs = {a, x};
+    g.AddNode("MatMul", "matmul", {a, Const<float>(g, "b", {8, 16}, Pattern(128, -1, 1))}, {mm});
+    g.AddNode("Relu", "relu", {mm}, {h});
+    g.AddNode("Add", "residual", {h, x}, {y});
+    g.outputs = {y};
+    ASSERT_TRUE(Fuse(g).ok());
+    EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedMatMul", "Add"}));
+    EXPECT_EQ(g.nodes()[0]->inputs.size(), 2u);
+  }
+  {
+    // The Reshape output is a graph output: it must stay observable.
+    Graph g;
+    Value* a = Tensor(g, "a", {4, 8});
+    Value* x = Tensor(g, "x", {1, 4, 16});
+    Value* gy = Tensor(g, "gy", {4, 16});
+    Value* r = Tensor(g, "r", {1, 4, 16});
+    Value* y = Tensor(g, "y", {1, 4, 16});
+    g.inputs = {a, x};
+    g.AddNode("Gemm", "gemm", {a, Const<float>(g, "w", {8, 16}, Pattern(128, -1, 1))}, {gy});
+    g.AddNode("Reshape", "reshape", {gy, Const<int64_t>(g, "shape", {3}, {1, 4, 16})}, {r});
+    g.AddNode("Add", "residual", {x, r}, {y});
+    g.outputs = {r, y};
+    ASSERT_TRUE(Fuse(g).ok());
+    EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"Gemm", "Reshape", "Add"}));
+  }
+}
+
 TEST(PassFuseBiasActivation, ConvReluBecomesFusedConvKeepingAttributes) {
   Graph g;
   Value* x = Tensor(g, "x", {1, 3, 8, 8});

@@ -45,6 +45,8 @@ def test_bert_opset14_fuses_attention_layernorm_gelu(tmp_path, batch, seq):
         assert ops[gone] == 0, (gone, ops)
     # Q/K/V, output and MLP GEMMs with their biases; the first MLP GEMM carries GELU.
     assert ops["com.opencann::FusedMatMul"] == 6 * layers, ops
+    # The residual Adds run in the output projections' GEMM epilogues.
+    assert ops["Add"] == 0, ops
 
 
 @pytest.mark.parametrize("seq", [16, 7, 300])  # 300: several key blocks, the upper ones skipped
@@ -54,7 +56,7 @@ def test_gpt2_opset14_causal_where_becomes_is_causal(tmp_path, seq):
     ops = compile_check(tm.gpt2(seq=seq, layers=layers, max_pos=max(64, seq)), feeds, tmp_path)
     assert ops["Attention"] == layers, ops
     assert ops["LayerNormalization"] == 2 * layers + 1, ops
-    for gone in ["Softmax", "Where", "Tanh", "ReduceMean", "Gelu", "Transpose"]:
+    for gone in ["Softmax", "Where", "Tanh", "ReduceMean", "Gelu", "Transpose", "Add"]:
         assert ops[gone] == 0, (gone, ops)
     assert ops["com.opencann::FusedMatMul"] == 4 * layers, ops
 

@@ -6,9 +6,12 @@
 //   FusedConv(X, W, [B], [Z]) : Conv attributes + activation attributes. Z, when
 //       present, has the output's shape and is added before the activation
 //       (residual add).
-//   FusedGemm(A, B, [C])      : Gemm attributes + activation attributes.
-//   FusedMatMul(A, B, [bias]) : MatMul; bias is 1-D with the last output dim,
-//       added before the activation.
+//   FusedGemm(A, B, [C], [Z]) : Gemm attributes + activation attributes.
+//   FusedMatMul(A, B, [bias], [Z]) : MatMul; bias is 1-D with the last output
+//       dim, added before the activation.
+//   For FusedGemm / FusedMatMul, Z (residual add) has as many values as the
+//   output and is read in the output's row-major order (its shape may differ,
+//   e.g. [1, S, D] for a [S, D] Gemm); added before the activation.
 // Activation attributes: "activation" (string; "" or absent = none, else one of
 // Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, GeluTanh),
 // "activation_alpha", "activation_beta" (floats): LeakyRelu alpha; Clip min/max;

@@ -1,4 +1,4 @@
-// Gemm (opsets 1..) and com.opencann::FusedGemm (Gemm + activation), float32:
+// Gemm (opsets 1..) and com.opencann::FusedGemm (Gemm + residual Z + activation), float32:
 // Y = alpha * op(A) * op(B) + beta * C, C unidirectionally broadcast to [M, N].
 // A C that is a row or column vector (or a scalar) becomes the GEMM epilogue's
 // bias, pre-scaled by beta when constant; any other C is broadcast into Y first
@@ -7,6 +7,7 @@
 
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
+#include "ops/cpu/gemm_activation.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/gemm_kernel.h"
 #include "ops/cpu/matmul_generic.h"
@@ -54,6 +55,9 @@ Status InferGemm(Node& node) {
     return InvalidArgument(node.Describe(), ": A is ", DataTypeName(node.input(0)->dtype), " but B is ",
                            DataTypeName(node.input(1)->dtype));
   OC_ASSIGN_OR_RETURN(GemmDims d, ResolveGemm(node));
+  if (const Value* z = node.input(3); z && z->IsStatic() && d.m >= 0 && d.n >= 0 && z->NumElements() != d.m * d.n)
+    return InvalidArgument(node.Describe(), ": residual Z ", z->ShapeString(), " has ", z->NumElements(),
+                           " values, expected the output's ", d.m * d.n);
   SetOutput(node, 0, node.input(0)->dtype, {d.m, d.n});
   return Status::Ok();
 }
@@ -115,6 +119,7 @@ class GemmKernel final : public Kernel {
 
   Status Run(const KernelIO& io) override {
     const float* c = io.num_inputs > 2 ? io.in<float>(2) : nullptr;
+    const float* z = io.num_inputs > 3 ? io.in<float>(3) : nullptr;  // FusedGemm residual
     float* y = io.out<float>(0);
     gemm::SgemmArgs g;
     g.m = d_.m, g.n = d_.n, g.k = d_.k;
@@ -123,6 +128,8 @@ class GemmKernel final : public Kernel {
     else g.b = io.in<float>(1), g.ldb = ldb_, g.trans_b = tb_;
     g.c = y, g.ldc = d_.n, g.alpha = alpha_;
     g.epilogue.act = act_;
+    if (z) g.epilogue.residual = z, g.epilogue.ldr = d_.n;
+    const Activation deferred = gemm::DeferActivation(g);
     if (c && c_mode_ != CMode::kNone) {
       const float* bias = bias_.empty() ? c : bias_.data();
       if (c_mode_ == CMode::kColBias) {
@@ -144,10 +151,12 @@ class GemmKernel final : public Kernel {
       const uint16_t* pb = bf16_b_.empty() ? nullptr : bf16_b_.data();
       if (io.scratch) bf16_plan_.Run(g, nullptr, pb, io.pool, io.scratch);
       else bf16_plan_.Run(g, nullptr, pb, io.pool);
-      return Status::Ok();
+    } else if (io.scratch) {
+      plan_.Run(g, io.pool, io.scratch);
+    } else {
+      plan_.Run(g, io.pool);
     }
-    if (io.scratch) plan_.Run(g, io.pool, io.scratch);
-    else plan_.Run(g, io.pool);
+    gemm::ApplyDeferredActivation(deferred, y, d_.n, d_.m, d_.n, io.pool);
     return Status::Ok();
   }
 

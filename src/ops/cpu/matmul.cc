@@ -1,11 +1,12 @@
 // MatMul (opsets 1..) and com.opencann::FusedMatMul (MatMul + 1-D bias over the
-// last dim + activation), float32, numpy semantics: 1-D operands get a unit
+// last dim + residual Z + activation), float32, numpy semantics: 1-D operands get a unit
 // dim that is dropped again, batch dims broadcast. When B has no batch (the
 // usual weight case) A's batch folds into M for one large GEMM. A constant B
 // is packed once per B batch matrix and exported.
 #include <algorithm>
 
 #include "ops/cpu/activation.h"
+#include "ops/cpu/gemm_activation.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/gemm_kernel.h"
 #include "ops/cpu/matmul_generic.h"
@@ -63,6 +64,11 @@ Status InferMatMul(Node& node) {
       return InvalidArgument(node.Describe(), ": bias must be 1-D with ", d.n, " values (the last output dim), got ",
                              bias->ShapeString());
   }
+  if (const Value* z = node.input(3); z && z->IsStatic() &&
+                                       std::all_of(d.out.begin(), d.out.end(), [](int64_t x) { return x >= 0; }) &&
+                                       z->NumElements() != ShapeProduct(d.out))
+    return InvalidArgument(node.Describe(), ": residual Z ", z->ShapeString(), " has ", z->NumElements(),
+                           " values, expected the output's ", ShapeProduct(d.out));
   SetOutput(node, 0, node.input(0)->dtype, d.out);
   return Status::Ok();
 }
@@ -124,6 +130,7 @@ class MatMulKernel final : public Kernel {
     const float* a = io.in<float>(0);
     const float* b = io.in<float>(1);
     const float* bias = io.num_inputs > 2 ? io.in<float>(2) : nullptr;
+    const float* z = io.num_inputs > 3 ? io.in<float>(3) : nullptr;  // FusedMatMul residual
     float* y = io.out<float>(0);
     gemm::SgemmArgs g;
     g.m = fold_m_, g.n = d_.n, g.k = d_.k;
@@ -133,6 +140,9 @@ class MatMulKernel final : public Kernel {
       g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerCol;
       g.epilogue.bias = bias;
     }
+    if (z) g.epilogue.ldr = d_.n;
+    const Activation deferred = gemm::DeferActivation(g);
+    const int64_t out_rows = static_cast<int64_t>(offsets_.size()) * fold_m_;
     const uint16_t* bf16_b = nullptr;
     auto one = [&](size_t t, gemm::SgemmArgs& gt) {
       const auto [ai, bi] = offsets_[t];
@@ -141,6 +151,7 @@ class MatMulKernel final : public Kernel {
       else if (!bf16_b_.empty()) bf16_b = bf16_b_.group(bi);
       else gt.b = b + bi * d_.k * d_.n;
       gt.c = y + static_cast<int64_t>(t) * d_.m * d_.n;
+      if (z) gt.epilogue.residual = z + static_cast<int64_t>(t) * d_.m * d_.n;
     };
     auto run = [&](const gemm::SgemmArgs& gt, ThreadPool* pool, void* scratch) {
       if (bf16_plan_.valid()) {
@@ -171,17 +182,20 @@ class MatMulKernel final : public Kernel {
             else if (!bf16_b_.empty()) pb16 = bf16_b_.group(bi);
             else gt.b = b + bi * d_.k * d_.n;
             gt.c = y + i * d_.m * d_.n;
+            if (z) gt.epilogue.residual = z + i * d_.m * d_.n;
             if (bf16_plan_.valid()) bf16_plan_.Run(gt, nullptr, pb16, nullptr, slot);
             else plan_.Run(gt, nullptr, slot);
           }
         }
       });
+      gemm::ApplyDeferredActivation(deferred, y, d_.n, out_rows, d_.n, io.pool);
       return Status::Ok();
     }
     for (size_t t = 0; t < offsets_.size(); ++t) {
       one(t, g);
       run(g, io.pool, io.scratch);
     }
+    gemm::ApplyDeferredActivation(deferred, y, d_.n, out_rows, d_.n, io.pool);
     return Status::Ok();
   }
 
