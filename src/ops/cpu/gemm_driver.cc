@@ -294,6 +294,11 @@ void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int6
 
 namespace {
 void FreeFloats(float* p) { ::operator delete[](p, std::align_val_t(64)); }
+// Largest shared B: 3 MiB (a 7x7 conv's im2col B, K = 4608 x 64 columns, is
+// 1.2 MiB; 256x196x2304 2 MiB gained 5% CPU time at 2 threads). A 4 MiB B
+// (1024^3) lost 7%: its full-K panels no longer stay in the L2s, while the
+// per-thread KC x NC blocks do.
+constexpr int64_t kSharedBMaxFloats = int64_t{3} << 18;
 }  // namespace
 
 SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_t max_k,
@@ -308,10 +313,15 @@ SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_
   // Keep each thread's buffers on their own cache lines.
   a_buf_ = RoundUp(a_buf_, 16);
   b_buf_ = RoundUp(b_buf_, 16);
+  // A B shared by threads that split the rows, while it stays cache-sized.
+  const int64_t whole_b = RoundUp(std::max<int64_t>(max_n, 1), uk.nr) * std::max<int64_t>(max_k, 1);
+  // A multiple of 16 floats per thread, so that ScratchBytes() / max_threads
+  // stays 64-byte aligned (conv hands each thread that share of the scratch).
+  if (max_threads_ > 1 && whole_b <= kSharedBMaxFloats) shared_b_ = RoundUp(whole_b, 16 * max_threads_);
 }
 
 size_t SgemmPlan::ScratchBytes() const {
-  return static_cast<size_t>((a_buf_ + b_buf_) * max_threads_) * sizeof(float);
+  return static_cast<size_t>((a_buf_ + b_buf_) * max_threads_ + shared_b_) * sizeof(float);
 }
 
 SgemmPlan::SgemmPlan(SgemmPlan&&) noexcept = default;
@@ -476,6 +486,21 @@ void SgemmPlan::Run(const SgemmArgs& args_in, ThreadPool* pool, void* scratch) c
     if (best < 0 || cost < best) best = cost, tm = a, tn = b;
   }
   const int64_t tasks = tm * tn;
+  if (tasks > 1 && pool && tm > 1 && !g.packed_b && nblocks * nr * g.k <= shared_b_) {
+    // Rows split: pack B once, together, into full-K panels (the pre-packed
+    // layout), then every task reads it as a pre-packed B.
+    float* shared = buffers + max_threads_ * (a_buf_ + b_buf_);
+    const GemmUkernel& uk = *uk_;
+    pool->ParallelFor(nblocks, 1, [&](int64_t p0, int64_t p1) {
+      const int64_t j0 = p0 * nr, cols = std::min(g.n, p1 * nr) - j0;
+      float* dst = shared + p0 * g.k * nr;
+      if (g.pack_b) g.pack_b(g.pack_b_ctx, uk, 0, g.k, j0, cols, dst);
+      else PackB(uk, g.trans_b ? g.b + j0 * g.ldb : g.b + j0, g.ldb, g.trans_b, cols, g.k, dst);
+    });
+    g.packed_b = shared;
+    g.pack_b = nullptr;
+    g.b = nullptr;
+  }
   auto task = [&](int64_t t) {
     const int64_t ti = t / tn, tj = t % tn;
     const int64_t m0 = mblocks * ti / tm * mr, m1 = std::min(g.m, mblocks * (ti + 1) / tm * mr);

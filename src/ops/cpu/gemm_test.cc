@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -538,6 +539,45 @@ TEST(GemmTransC, SwappedOperandsComputeConvLayout) {
   g.epilogue.act.kind = ActivationKind::kRelu;
   Sgemm(uk, g, &pool);
   ExpectNear(c, want, K, "swapped conv layout");
+}
+
+TEST(GemmDriver, RowSplitThreadsPackImplicitBOnce) {
+  // B given only through a pack_b hook (as conv's im2col): with the rows split
+  // between threads, each column of B is packed exactly once per call, over
+  // the full K, and every ISA's result matches the reference.
+  struct Source {
+    const float* b;
+    int64_t ldb;
+    std::atomic<int64_t> packed_cols{0};
+    std::atomic<int64_t> calls{0};
+  };
+  ThreadPool pool(2);
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    const int64_t m = uk->mr * 9 + 5, n = 49, k = uk->kc + 31;  // > 1 MFLOP: two threads
+    auto a = Random(m * k, 60), b = Random(k * n, 61);
+    std::vector<float> want(m * n), c(m * n);
+    NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, want.data(), n, 1.f, 0.f);
+    Source src{b.data(), n};
+    SgemmArgs g;
+    g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k;
+    g.pack_b = [](const void* ctx, const GemmUkernel& u, int64_t k0, int64_t kc, int64_t n0, int64_t nc, float* dst) {
+      auto* s = static_cast<Source*>(const_cast<void*>(ctx));
+      s->packed_cols += nc;
+      ++s->calls;
+      PackB(u, s->b + k0 * s->ldb + n0, s->ldb, false, nc, kc, dst);
+    };
+    g.pack_b_ctx = &src;
+    g.c = c.data(), g.ldc = n;
+    SgemmPlan plan(*uk, m, n, k, 2);
+    plan.Run(g, &pool);
+    ExpectNear(c, want, k, std::string(uk->name) + " implicit B, rows split");
+    // Never a column packed twice for one K block (two threads packing the
+    // same B would give 2x); with the rows split (14x32: 10 row blocks vs 2
+    // column panels) the shared full-K packing packs each column once.
+    const int64_t kblocks = (k + uk->kc - 1) / uk->kc;
+    EXPECT_LE(src.packed_cols.load(), n * kblocks) << uk->name << " (" << src.calls.load() << " calls)";
+    if (uk->mr == 14 && uk->nr == 32) EXPECT_EQ(src.packed_cols.load(), n) << uk->name;
+  }
 }
 
 }  // namespace
