@@ -118,7 +118,14 @@ void Shapes(benchmark::internal::Benchmark* b) {
     b->Args({isa, 64, 3136, 576, 0, 2, 1});    // the same with pre-packed weights
     b->Args({isa, 256, 3136, 64, 0, 2, 1});    // ResNet-50 conv2_x 1x1 expand
     b->Args({isa, 64, 3136, 256, 0, 2, 1});    // ResNet-50 conv2_x 1x1 reduce
+    b->Args({isa, 64, 3136, 256, 0, 3, 1});    // the same without B packing: its cost
+    b->Args({isa, 16, 12544, 32, 0, 2, 1});    // MobileNetV2 block 1 1x1 project (112x112)
+    b->Args({isa, 96, 12544, 16, 0, 2, 1});    // MobileNetV2 block 2 1x1 expand
+    b->Args({isa, 96, 12544, 16, 0, 3, 1});    // the same without B packing
+    b->Args({isa, 24, 3136, 144, 0, 2, 1});    // MobileNetV2 block 3 1x1 project (56x56)
     b->Args({isa, 128, 784, 1152, 0, 2, 1});   // ResNet-50 conv3_x 3x3
+    b->Args({isa, 128, 784, 512, 0, 2, 1});    // ResNet-50 conv3_x 1x1 reduce
+    b->Args({isa, 256, 784, 128, 0, 2, 1});    // ResNet-50 conv3_x 1x1 reduce (first block)
     b->Args({isa, 256, 196, 2304, 0, 0, 1});   // ResNet-50 conv4_x 3x3 (plain A)
     b->Args({isa, 256, 196, 2304, 0, 2, 1});   // ResNet-50 conv4_x 3x3
     b->Args({isa, 1024, 196, 256, 0, 2, 1});   // ResNet-50 conv4_x 1x1 expand

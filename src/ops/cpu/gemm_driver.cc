@@ -74,6 +74,13 @@ const GemmUkernel& DefaultUkernel() {
   return *uk;
 }
 
+GemmUkernelLdbFn DirectBUkernelFor(const GemmUkernel& uk) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (uk.fn == &f32_gemm_14x32_avx512) return &f32_gemm_ldb_14x32_avx512;
+#endif
+  return nullptr;
+}
+
 GemmUkernelFusedFn TransposedUkernelFor(const GemmUkernel& uk) {
 #if defined(__x86_64__) || defined(_M_X64)
   if (uk.fn == &f32_gemm_14x32_avx512) return &f32_gemm_trans_14x32_avx512;
@@ -294,6 +301,19 @@ void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int6
 
 namespace {
 void FreeFloats(float* p) { ::operator delete[](p, std::align_val_t(64)); }
+// Reading B in place (RunTask) instead of packing it: for at most this many
+// rows of a task and K <= kDirectBMaxK. Measured (1 thread, CPU time):
+// MobileNetV2 16x12544x32 87 -> 110 GFLOP/s, 32x12544x16 116 -> 130; but
+// with a long K each B row of a micro-panel sits on its own page (ldb = H*W)
+// and the TLB misses cost more than packing saved: 64x3136x256 155 -> 129,
+// 128x784x512 185 -> 158. OPENCANN_GEMM_DIRECT_B_ROWS overrides the rows
+// (0 = never), for measurements.
+const int64_t kDirectBMaxRows = [] {
+  const char* e = std::getenv("OPENCANN_GEMM_DIRECT_B_ROWS");
+  return e ? std::atoll(e) : int64_t{32};
+}();
+constexpr int64_t kDirectBMaxK = 64;
+
 // Largest shared B: 3 MiB (a 7x7 conv's im2col B, K = 4608 x 64 columns, is
 // 1.2 MiB; 256x196x2304 2 MiB gained 5% CPU time at 2 threads). A 4 MiB B
 // (1024^3) lost 7%: its full-K panels no longer stay in the L2s, while the
@@ -342,6 +362,12 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   const bool tc = g.trans_c;
   const GemmUkernelFusedFn fused = fuse_ep && !tc ? FusedUkernelFor(uk) : nullptr;
   const GemmUkernelFusedFn trans_fn = tc ? TransposedUkernelFor(uk) : nullptr;
+  // Few rows: packing B would cost a large share of the FMA work (1 copy per
+  // m1 - m0 FMAs per element), so the micro-kernel reads B where it is.
+  const GemmUkernelLdbFn direct_b = !g.packed_b && !g.pack_b && !g.trans_b && !tc &&
+                                            m1 - m0 <= kDirectBMaxRows && g.k <= kDirectBMaxK
+                                        ? DirectBUkernelFor(uk)
+                                        : nullptr;
   const Epilogue& ep = g.epilogue;
   // Where element (row, col) of C lives.
   auto at = [&](int64_t row, int64_t col) { return tc ? g.c + col * g.ldc + row : g.c + row * g.ldc + col; };
@@ -371,6 +397,9 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
         g.pack_b(g.pack_b_ctx, uk, pc, kc, jc, nc, bbuf);
         bblock = bbuf;
         b_panel_stride = kc * nr;
+      } else if (direct_b) {
+        bblock = g.b + pc * g.ldb + jc;  // tile jr starts jr columns further
+        b_panel_stride = 0;
       } else {
         const float* src = g.trans_b ? g.b + jc * g.ldb + pc : g.b + pc * g.ldb + jc;
         PackB(uk, src, g.ldb, g.trans_b, nc, kc, bbuf);
@@ -394,7 +423,7 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
         }
         for (int64_t jr = 0; jr < nc; jr += nr) {
           const int64_t n = std::min<int64_t>(nr, nc - jr);
-          const float* bp = bblock + (jr / nr) * b_panel_stride;
+          const float* bp = direct_b ? bblock + jr : bblock + (jr / nr) * b_panel_stride;
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t m = std::min<int64_t>(mr, mc - ir);
             const int64_t row0 = ic + ir, col0 = jc + jr;
@@ -424,6 +453,12 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
                 }
                 if (last && do_epilogue) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n, true);
               }
+              continue;
+            }
+            if (direct_b) {
+              direct_b(kc, ap, bp, g.ldb, c, g.ldc, m, n, g.alpha, beta,
+                       last && fuse_ep ? tile_epilogue(row0, col0) : TileEpilogue{});
+              if (last && do_epilogue && !fuse_ep) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
               continue;
             }
             if (last && fused) {

@@ -54,6 +54,13 @@ struct TileEpilogue {
   float act_alpha = 0.f, act_beta = 0.f;
 };
 
+// A micro-kernel that reads B in place (row-major, leading dim ldb; columns
+// past n are not read) instead of from a packed panel; otherwise the contract
+// of GemmUkernelFusedFn (an empty TileEpilogue applies nothing).
+using GemmUkernelLdbFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
+                                  int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
+                                  const TileEpilogue& ep);
+
 // A micro-kernel with the epilogue fused: the contract of GemmUkernelFn, then
 // c(i, j) = act(c(i, j) + row_bias[i] + col_bias[j] + residual(i, j)).
 using GemmUkernelFusedFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
@@ -74,7 +81,12 @@ void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, 
                                     int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep);
 void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                  int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep);
+void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
+                               int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
+                               const TileEpilogue& ep);
 #endif
+// The variant of `uk` that reads B in place, or nullptr when it has none.
+GemmUkernelLdbFn DirectBUkernelFor(const GemmUkernel& uk);
 // The fused-epilogue variant of `uk`, or nullptr when it has none.
 GemmUkernelFusedFn FusedUkernelFor(const GemmUkernel& uk);
 // The variant of `uk` that stores its tile transposed, or nullptr when it has

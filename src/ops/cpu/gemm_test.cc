@@ -580,5 +580,80 @@ TEST(GemmDriver, RowSplitThreadsPackImplicitBOnce) {
   }
 }
 
+TEST(GemmUkernel, DirectBVariantMatchesContract) {
+  // The in-place-B micro-kernels called directly: B rows ldb apart, only n
+  // columns valid (the last row ends the allocation), beta, fused epilogue.
+  for (const GemmUkernel* uk : RunnableUkernels()) {
+    const GemmUkernelLdbFn fn = DirectBUkernelFor(*uk);
+    if (!fn) continue;
+    for (int64_t kc : {1, 16, 37})
+      for (int64_t m = 1; m <= uk->mr; m += (m < 3 ? 1 : 5))
+        for (int64_t n : {1, 15, 16, 17, 31, 32}) {
+          const int64_t ldb = n + 9, ldc = uk->nr + 3;
+          auto a = Random(kc * uk->mr, 70);
+          auto b = Random((kc - 1) * ldb + n, 71);
+          auto bias = Random(uk->mr, 72);
+          auto c = Random(uk->mr * ldc, 73), want = c;
+          for (int64_t i = 0; i < m; ++i)
+            for (int64_t j = 0; j < n; ++j) {
+              double s = 0;
+              for (int64_t p = 0; p < kc; ++p) s += double(a[p * uk->mr + i]) * b[p * ldb + j];
+              want[i * ldc + j] = std::max(0.f, static_cast<float>(0.5 * s + 2.0 * c[i * ldc + j] + bias[i]));
+            }
+          TileEpilogue ep;
+          ep.row_bias = bias.data();
+          ep.act = ActivationKind::kRelu;
+          fn(kc, a.data(), b.data(), ldb, c.data(), ldc, m, n, 0.5f, 2.f, ep);
+          ExpectNear(c, want, kc, std::string(uk->name) + " in-place B m=" + std::to_string(m) +
+                                      " n=" + std::to_string(n) + " kc=" + std::to_string(kc));
+        }
+  }
+}
+
+TEST(GemmDriver, FewRowsShortKEveryEpilogue) {
+  // Few rows and K <= 64 (the shapes where the driver reads B in place):
+  // tails in n, beta 0 with NaN C and beta != 0, fused and unfused epilogues.
+  ThreadPool pool(2);
+  const Activation acts[] = {{ActivationKind::kNone, 0, 0}, {ActivationKind::kRelu, 0, 0},
+                             {ActivationKind::kSigmoid, 0, 0}};
+  for (const GemmUkernel* uk : RunnableUkernels())
+    for (int64_t m : {1, 7, 16, 32})
+      for (int64_t n : {1, 17, 33, 300})
+        for (int64_t k : {1, 16, 64})
+          for (float beta : {0.f, 0.7f})
+            for (const Activation& act : acts) {
+              const int64_t ldb = n + 5, ldc = n + 2;
+              auto a = Random(m * k, 80), b = Random(k * ldb, 81), bias = Random(m, 82);
+              auto res = Random(m * ldc, 83);
+              std::vector<float> c = Random(m * ldc, 84);
+              if (beta == 0.f) std::fill(c.begin(), c.end(), std::nanf(""));
+              std::vector<float> want = c;
+              if (beta == 0.f) std::fill(want.begin(), want.end(), 0.f);
+              NaiveGemm(m, n, k, a.data(), k, false, b.data(), ldb, false, want.data(), ldc, 1.f, beta);
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) {
+                  float v = want[i * ldc + j] + bias[i] + res[i * ldc + j];
+                  ApplyActivation(act, &v, 1);
+                  want[i * ldc + j] = v;
+                }
+              SgemmArgs g;
+              g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.b = b.data(), g.ldb = ldb;
+              g.c = c.data(), g.ldc = ldc, g.beta = beta;
+              g.epilogue.bias_kind = Epilogue::Bias::kPerRow;
+              g.epilogue.bias = bias.data();
+              g.epilogue.residual = res.data();
+              g.epilogue.ldr = ldc;
+              g.epilogue.act = act;
+              Sgemm(*uk, g, &pool);
+              std::vector<float> got_part, want_part;
+              for (int64_t i = 0; i < m; ++i)
+                for (int64_t j = 0; j < n; ++j) got_part.push_back(c[i * ldc + j]), want_part.push_back(want[i * ldc + j]);
+              ExpectNear(got_part, want_part, k,
+                         std::string(uk->name) + " few rows m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                             " k=" + std::to_string(k) + " beta=" + std::to_string(beta) + " act=" +
+                             ActivationName(act.kind));
+            }
+}
+
 }  // namespace
 }  // namespace oc::gemm

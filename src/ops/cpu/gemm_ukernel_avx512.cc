@@ -4,7 +4,9 @@
 // m-row instance of the same loop. The _epilogue_ variant applies bias,
 // residual and a clamp-like activation to the accumulators before the store;
 // the _trans_ variant stores the tile transposed (for callers that swap A and
-// B so that a small N becomes the M side, see SgemmArgs::trans_c).
+// B so that a small N becomes the M side, see SgemmArgs::trans_c); the _ldb_
+// variant reads B in place instead of from a packed panel (for few rows,
+// where packing B costs a large share of the FMA work).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -174,14 +176,23 @@ inline void StoreTransposed(const __m512* c0, const __m512* c1, float* c, int64_
 // M rows of the tile (M <= 14), reading the 14-wide packed A panel: edge tiles
 // cost in proportion to their rows (M = 1 is a GEMV over packed B). With
 // kEpilogue, `ep` is applied before the store.
-template <int M, bool kEpilogue = false, bool kTrans = false>
+// kLdb: B is not packed but read in place, row k of the tile's 32 columns at
+// b + k * ldb (masked to the n valid columns, so nothing past them is read).
+template <int M, bool kEpilogue = false, bool kTrans = false, bool kLdb = false>
 void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
-              float alpha, float beta, const TileEpilogue* ep = nullptr) {
+              float alpha, float beta, const TileEpilogue* ep = nullptr, int64_t ldb = 32) {
   __m512 c0[M], c1[M];
 #pragma GCC unroll 14
   for (int i = 0; i < M; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
+  const __mmask16 kb0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+  const __mmask16 kb1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
   auto step = [&]() __attribute__((always_inline)) {
-    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    __m512 b0, b1;
+    if constexpr (kLdb) {
+      b0 = _mm512_maskz_loadu_ps(kb0, b), b1 = _mm512_maskz_loadu_ps(kb1, b + 16);
+    } else {
+      b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    }
     // Touch the A panel a few steps ahead; B is L1-resident by construction.
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
 #pragma GCC unroll 14
@@ -191,7 +202,7 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
       c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
     }
     a += kMR;
-    b += 32;
+    b += kLdb ? ldb : 32;
   };
   // The C tile comes into L1 during the last M steps, one row per step: a
   // prefetch at the start would be evicted by the A and B panels streaming
@@ -277,6 +288,23 @@ void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, flo
     OC_TRANS_CASE(9) OC_TRANS_CASE(8) OC_TRANS_CASE(7) OC_TRANS_CASE(6) OC_TRANS_CASE(5)
     OC_TRANS_CASE(4) OC_TRANS_CASE(3) OC_TRANS_CASE(2) OC_TRANS_CASE(1)
 #undef OC_TRANS_CASE
+    default: return;
+  }
+}
+
+void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
+                               int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
+                               const TileEpilogue& ep) {
+  const bool e = ep.row_bias || ep.col_bias || ep.residual || ep.act != ActivationKind::kNone;
+  switch (m) {
+#define OC_LDB_CASE(M)                                                                       \
+  case M:                                                                                    \
+    return e ? TileRows<M, true, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb)   \
+             : TileRows<M, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb);
+    OC_LDB_CASE(14) OC_LDB_CASE(13) OC_LDB_CASE(12) OC_LDB_CASE(11) OC_LDB_CASE(10)
+    OC_LDB_CASE(9) OC_LDB_CASE(8) OC_LDB_CASE(7) OC_LDB_CASE(6) OC_LDB_CASE(5)
+    OC_LDB_CASE(4) OC_LDB_CASE(3) OC_LDB_CASE(2) OC_LDB_CASE(1)
+#undef OC_LDB_CASE
     default: return;
   }
 }
