@@ -236,6 +236,13 @@ std::vector<std::vector<uint8_t>> Executable::ExportPrepacked() const {
   return out;
 }
 
+std::vector<std::vector<int>> Executable::PrepackedInputs() const {
+  std::vector<std::vector<int>> out;
+  out.reserve(kernels_.size());
+  for (auto& k : kernels_) out.push_back(k->PrepackedInputs());
+  return out;
+}
+
 Expected<std::vector<TensorData>> EvaluateNode(const Node& node) {
   const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, node.opset);
   if (!def || !def->cpu) return NotSupported(node.Describe(), ": no CPU kernel to evaluate it");

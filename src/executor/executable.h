@@ -70,6 +70,9 @@ class Executable {
 
   // Kernel-prepacked bytes per node (for the .om writer).
   std::vector<std::vector<uint8_t>> ExportPrepacked() const;
+  // Per node, the inputs its prepacked bytes hold exactly (Kernel::PrepackedInputs),
+  // for OmWriteOptions::prepacked_inputs.
+  std::vector<std::vector<int>> PrepackedInputs() const;
 
  private:
   struct Step {

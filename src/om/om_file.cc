@@ -10,7 +10,9 @@
 //                          memory-planned graph; 2 (kOmFormatVersionDynamic)
 //                          for a graph with unknown dims (Model.dynamic)
 //   12           4     u32 header_size (= 128)
-//   16           4     u32 flags (none defined: must be 0)
+//   16           4     u32 flags: bit 0 (0x1) = some constants are stored only
+//                          inside prepacked bytes (Value.packed_in_node; format
+//                          version 1 only); other bits must be 0
 //   20           4     u32 body_crc: CRC-32C of file bytes [header_size, file_size)
 //   24           8     u64 fb_offset: graph section (FlatBuffer) start; multiple of 8, >= 128
 //   32           8     u64 fb_size: graph section length (>= 8)
@@ -51,6 +53,7 @@
 
 #include "om/om_format.h"
 #include "om_schema_generated.h"
+#include "ops/op_registry.h"
 
 namespace oc {
 namespace {
@@ -146,6 +149,37 @@ class StringPool {
 };
 
 Expected<std::vector<uint8_t>> SerializeSubgraph(const Graph& g, BlobBuilder& blob, int depth);
+
+// Per value id: the first node whose prepacked bytes alone will hold the value
+// (Value.packed_in_node), or -1 to store its raw data. A constant qualifies
+// when every use of it is an input that its node's kernel says its bytes hold
+// and that the reader accepts (AcceptsPackedOnlyInput), and it is no output.
+std::vector<int32_t> PackedOnlyPlan(const Graph& g, const std::vector<std::vector<uint8_t>>& prepacked,
+                                    const std::vector<std::vector<int>>& claims) {
+  const size_t nv = g.values().size();
+  std::vector<int32_t> where(nv, -1);
+  std::vector<bool> refused(nv, false);
+  for (size_t ni = 0; ni < g.nodes().size(); ++ni) {
+    const Node& n = *g.nodes()[ni];
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const Value* v = n.inputs[k];
+      if (!v || !v->constant || !Owned(g, v)) continue;
+      const bool claimed = ni < claims.size() &&
+                           std::find(claims[ni].begin(), claims[ni].end(), static_cast<int>(k)) != claims[ni].end();
+      const bool ok = claimed && ni < prepacked.size() && !prepacked[ni].empty() &&
+                      om_internal::AcceptsPackedOnlyInput(CanonicalDomain(n.domain), n.op_type, k) &&
+                      v->dtype == DataType::kFloat32 && v->ByteSize() > 0 && n.input(0) &&
+                      n.input(0)->dtype == DataType::kFloat32;
+      if (!ok) refused[v->id] = true;
+      else if (where[v->id] < 0) where[v->id] = static_cast<int32_t>(ni);
+    }
+  }
+  for (const Value* v : g.outputs)
+    if (Owned(g, v)) refused[v->id] = true;
+  for (size_t i = 0; i < nv; ++i)
+    if (refused[i]) where[i] = -1;
+  return where;
+}
 
 // Value.type_kind: the ValueKind code (0 tensor, 1 sequence, 2/3 optional).
 int8_t TypeKindOf(const Value& v) { return static_cast<int8_t>(v.kind); }
@@ -343,6 +377,14 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     return InvalidArgument(prepacked.size(), " prepacked entries for ", graph.nodes().size(),
                            " nodes");
 
+  // Only static single-graph files (format version 1) drop raw weights.
+  std::vector<int32_t> packed_in(graph.values().size(), -1);
+  if (!options.prepacked_inputs.empty() && !dynamic && !NeedsVersion3(graph))
+    packed_in = PackedOnlyPlan(graph, prepacked, options.prepacked_inputs);
+  uint32_t flags = 0;
+  for (int32_t p : packed_in)
+    if (p >= 0) flags = om_internal::kOmFlagPackedOnlyWeights;
+
   FlatBufferBuilder b(1 << 16);
   BlobBuilder blob;
   StringPool pool(b);
@@ -356,7 +398,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     OC_RETURN_IF_ERROR(CheckValueForWrite(graph, v, dynamic));
     fb::ValueKind kind = KindOf(graph, v);
     uint64_t data_off = 0, data_size = 0;
-    if (v.constant) {
+    if (v.constant && packed_in[i] < 0) {
       data_size = v.constant->size();
       data_off = blob.Add(v.constant->data(), data_size);
     }
@@ -371,7 +413,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     if (any_param) dim_params = pool.Add(v.dim_params);
     values.push_back(fb::CreateValue(b, name, static_cast<int32_t>(v.dtype), shape, dim_params,
                                      kind, v.constant || dynamic ? -1 : v.arena_offset, data_off,
-                                     data_size, !v.has_shape, TypeKindOf(v)));
+                                     data_size, !v.has_shape, TypeKindOf(v), packed_in[i]));
   }
 
   auto index_of = [&](const Value* v, const std::string& what) -> Expected<int32_t> {
@@ -442,7 +484,8 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
 
   std::vector<uint8_t> file = om_internal::PackContainer(
       std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), blob.bytes(), target,
-      NeedsVersion3(graph) ? kOmFormatVersionSubgraphs : dynamic ? kOmFormatVersionDynamic : kOmFormatVersion);
+      NeedsVersion3(graph) ? kOmFormatVersionSubgraphs : dynamic ? kOmFormatVersionDynamic : kOmFormatVersion,
+      flags);
 
   // Self-check: a file atc writes must load (on a host of its target).
   auto check = om_internal::LoadOmImpl(nullptr, file.data(), file.size(), /*check_target=*/false);

@@ -28,6 +28,12 @@ struct OmWriteOptions {
   std::string target;            // soc_version, e.g. "x86_64-avx512" / "host"
   std::string producer_version;  // OPENCANN_VERSION
   std::string source_framework = "onnx";
+  // Per node: the inputs its prepacked bytes hold exactly (Executable::
+  // PrepackedInputs()). A float32 constant that every node reading it lists
+  // there (and that is no graph output) is then stored only inside those bytes
+  // (header flag 0x1, docs/om_format.md). Empty: every raw constant is kept, as
+  // in the files of earlier builds (which reject files with the flag).
+  std::vector<std::vector<int>> prepacked_inputs;
 };
 
 // A model read back from a .om. `graph` is static and planned; constants are
@@ -43,6 +49,10 @@ struct OmModel {
   std::string target;
   std::string source_framework;
   uint64_t weights_size = 0;     // bytes of the weight blob
+  // Constants stored only inside prepacked bytes (their Value's constant has
+  // data() == nullptr; see Kernel::PrepackedInputs): how many, and their raw size.
+  size_t packed_only_values = 0;
+  uint64_t packed_only_bytes = 0;
   uint64_t file_size = 0;
 };
 

@@ -223,10 +223,13 @@ Expected<OmHeader> DecodeHeader(const uint8_t* data, size_t size) {
                        ", computed 0x", crc, std::dec, " over file offsets [0, ", kOffHeaderCrc,
                        ")): the header is corrupt");
   h.flags = LoadLE32(data + kOffFlags);
-  if (h.flags != 0)
+  if ((h.flags & ~kOmKnownFlags) != 0)
     return InvalidFile("unknown header flags 0x", std::hex, h.flags, std::dec,
-                       " at file offset ", kOffFlags, " (format version ", kOmFormatVersion,
-                       " defines none)");
+                       " at file offset ", kOffFlags, " (this build knows only 0x", std::hex,
+                       kOmKnownFlags, std::dec, ": packed-only weights)");
+  if (h.flags != 0 && h.format_version != kOmFormatVersion)
+    return InvalidFile("header flags 0x", std::hex, h.flags, std::dec, " at file offset ", kOffFlags,
+                       " need format version ", kOmFormatVersion, ", the header has ", h.format_version);
   h.body_crc = LoadLE32(data + kOffBodyCrc);
   h.fb_offset = LoadLE64(data + kOffFbOffset);
   h.fb_size = LoadLE64(data + kOffFbSize);
@@ -279,9 +282,10 @@ Status CheckLayout(const OmHeader& h, uint64_t actual_size) {
 
 std::vector<uint8_t> PackContainer(std::span<const uint8_t> flatbuffer,
                                    std::span<const uint8_t> blob, const std::string& target,
-                                   uint32_t format_version) {
+                                   uint32_t format_version, uint32_t flags) {
   OmHeader h;
   h.format_version = format_version;
+  h.flags = flags;
   h.target = target;
   h.fb_offset = kOmHeaderSize;
   h.fb_size = flatbuffer.size();
@@ -295,6 +299,14 @@ std::vector<uint8_t> PackContainer(std::span<const uint8_t> flatbuffer,
   auto header = EncodeHeader(h);
   std::memcpy(file.data(), header.data(), header.size());
   return file;
+}
+
+bool AcceptsPackedOnlyInput(std::string_view domain, std::string_view op_type, size_t input) {
+  // Gemm/MatMul: B (gemm_op.cc, matmul.cc); Conv: W (conv.cc).
+  if (input != 1) return false;
+  if (domain.empty()) return op_type == "Gemm" || op_type == "MatMul" || op_type == "Conv";
+  return domain == "com.opencann" &&
+         (op_type == "FusedGemm" || op_type == "FusedMatMul" || op_type == "FusedConv");
 }
 
 void Reseal(std::vector<uint8_t>& file) {

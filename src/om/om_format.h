@@ -22,6 +22,19 @@ inline constexpr size_t kOmTargetFieldSize = 32;  // NUL-padded, at most 31 char
 inline constexpr uint64_t kOmBlobAlign = 64;      // blob start and every blob entry
 inline constexpr uint64_t kOmFlatBufferAlign = 8;
 
+// Header flags. Bit 0: some constants are stored only inside the prepacked
+// bytes of the nodes that read them (Value.packed_in_node >= 0). Readers that
+// predate it reject the file by its unknown flag, with a clear message.
+inline constexpr uint32_t kOmFlagPackedOnlyWeights = 1u;
+inline constexpr uint32_t kOmKnownFlags = kOmFlagPackedOnlyWeights;
+
+// The (op, input) pairs whose kernels accept a float32 constant input that the
+// .om stores only in their prepacked bytes (see Kernel::PrepackedInputs): the
+// writer elides nothing else and the reader rejects anything else, so a
+// damaged or hostile file cannot hand a null weight to a kernel that would
+// read it.
+bool AcceptsPackedOnlyInput(std::string_view domain, std::string_view op_type, size_t input);
+
 // Byte offsets of the header fields.
 inline constexpr size_t kOffMagic = 0;
 inline constexpr size_t kOffVersion = 8;
@@ -75,7 +88,7 @@ Status CheckLayout(const OmHeader& h, uint64_t actual_size);
 // padding, blob at the next multiple of 64. Both CRCs are computed.
 std::vector<uint8_t> PackContainer(std::span<const uint8_t> flatbuffer,
                                    std::span<const uint8_t> blob, const std::string& target,
-                                   uint32_t format_version);
+                                   uint32_t format_version, uint32_t flags = 0);
 
 // Recomputes body and header CRCs of a whole file in place (tests use this to
 // reach checks that sit behind the checksums). Needs at least a full header.

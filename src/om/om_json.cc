@@ -1,6 +1,7 @@
 // OmToJson (atc --mode=1) and OmSummary (atc --mode=6): views of a loaded .om.
 // The JSON carries the full structure but never the weight bytes; weights are
 // given by their blob offset and size.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -146,8 +147,19 @@ std::string OmToJson(const OmModel& model) {
     if (any_param)
       os << ", \"dim_params\": "
          << JsonArray(v.dim_params, [](const std::string& s) { return JsonString(s); });
-    if (v.constant) os << blob.Fields("data_", v.constant->data(), v.constant->size());
-    else os << ", \"arena_offset\": " << v.arena_offset;
+    if (v.constant && !v.constant->data()) {
+      // Stored only in prepacked bytes: the first node reading it (the writer's choice too).
+      size_t reader = 0;
+      while (reader < g.nodes().size() &&
+             std::find(g.nodes()[reader]->inputs.begin(), g.nodes()[reader]->inputs.end(), &v) ==
+                 g.nodes()[reader]->inputs.end())
+        ++reader;
+      os << ", \"data_size\": " << v.constant->size() << ", \"packed_in_node\": " << reader;
+    } else if (v.constant) {
+      os << blob.Fields("data_", v.constant->data(), v.constant->size());
+    } else {
+      os << ", \"arena_offset\": " << v.arena_offset;
+    }
     os << "}";
   }
   os << "\n    ],\n    \"nodes\": [";
@@ -203,6 +215,9 @@ std::string OmSummary(const OmModel& model) {
   for (const auto& p : model.prepacked) prepacked += p.size();
   os << "weights size:     " << model.weights_size << " bytes (prepacked: " << prepacked
      << " bytes)\n";
+  if (model.packed_only_values)
+    os << "stored only prepacked: " << model.packed_only_values << " weights, " << model.packed_only_bytes
+       << " raw bytes not stored\n";
   os << "file size:        " << model.file_size << " bytes\n";
   return os.str();
 }

@@ -174,6 +174,10 @@ class Reader {
   std::unordered_map<const fb::Attribute*, std::shared_ptr<Graph>> subgraphs_;
   std::vector<fb::ValueKind> kinds_;
   std::vector<uint64_t> bytes_;
+  // Value.packed_in_node per value (-1: raw data in the blob, or no constant).
+  std::vector<int32_t> packed_in_;
+  size_t packed_only_values_ = 0;
+  uint64_t packed_only_bytes_ = 0;
 };
 
 Status Reader::CheckHeaderFields() {
@@ -220,6 +224,7 @@ Status Reader::CheckValues() {
   num_values_ = values ? values->size() : 0;
   kinds_.resize(num_values_);
   bytes_.resize(num_values_);
+  packed_in_.assign(num_values_, -1);
   std::unordered_set<std::string_view> names;
   names.reserve(num_values_);
   for (size_t i = 0; i < num_values_; ++i) {
@@ -264,7 +269,25 @@ Status Reader::CheckValues() {
     if (dynamic_ && kind != fb::ValueKind::Constant && v->arena_offset() != -1)
       return InvalidFile(what(), ": arena offset ", v->arena_offset(),
                          " in a dynamic model (planned at run time: must be -1)");
-    if (kind == fb::ValueKind::Constant) {
+    if (const int32_t pin = v->packed_in_node(); pin != -1) {
+      // Stored only in prepacked bytes: CheckNodes checks who reads it.
+      if (kind != fb::ValueKind::Constant)
+        return InvalidFile(what(), ": packed_in_node ", pin, " is set on a value that is no constant");
+      if (subgraph_ || !(h_.flags & kOmFlagPackedOnlyWeights))
+        return InvalidFile(what(), ": packed_in_node ", pin, " is set but ",
+                           subgraph_ ? "the value is in a subgraph" : "header flag 0x1 (packed-only weights) is not");
+      if (dtype != DataType::kFloat32 || bytes_[i] == 0 || pin < 0)
+        return InvalidFile(what(), ": packed_in_node ", pin, " on a ", DataTypeName(dtype), " constant of ",
+                           bytes_[i], " bytes (only non-empty float32 weights may be stored packed only)");
+      if (v->data_offset() != 0 || v->data_size() != 0)
+        return InvalidFile(what(), ": a constant stored only in prepacked bytes carries data (offset ",
+                           v->data_offset(), ", size ", v->data_size(), ")");
+      if (v->arena_offset() != -1)
+        return InvalidFile(what(), ": a constant cannot have an arena offset");
+      packed_in_[i] = pin;
+      ++packed_only_values_;
+      packed_only_bytes_ += bytes_[i];
+    } else if (kind == fb::ValueKind::Constant) {
       if (v->data_size() != bytes_[i])
         return InvalidFile(what(), ": constant has ", v->data_size(), " bytes, its shape of ",
                            DataTypeName(dtype), " needs ", bytes_[i]);
@@ -325,6 +348,9 @@ Status Reader::CheckGraphIO() {
       size_t idx = static_cast<size_t>(outs->Get(i));
       if (kinds_[idx] == fb::ValueKind::Activation)
         return InvalidFile(what(), ": value ", idx, " has kind Activation");
+      if (packed_in_[idx] >= 0)
+        return InvalidFile(what(), ": value ", idx, " is stored only in prepacked bytes (packed_in_node ",
+                           packed_in_[idx], ")");
       out_listed[idx] = true;
     }
   }
@@ -381,6 +407,7 @@ Status Reader::CheckAttribute(const fb::Attribute* a,
 Status Reader::CheckNodes() {
   const OpRegistry& reg = OpRegistry::Global();
   std::vector<bool> produced(num_values_, false);
+  std::vector<bool> packed_in_found(num_values_, false);
   const auto* nodes = m_->nodes();
   size_t nn = nodes ? nodes->size() : 0;
   for (size_t ni = 0; ni < nn; ++ni) {
@@ -405,6 +432,16 @@ Status Reader::CheckNodes() {
         if (idx >= 0 && !dynamic_ && kinds_[idx] == fb::ValueKind::Activation &&
             m_->values()->Get(idx)->arena_offset() < 0)
           return InvalidFile(in_what(), ": activation value ", idx, " has no arena offset");
+        if (idx >= 0 && packed_in_[idx] >= 0) {
+          // A weight without raw data: only kernels that rebuild it may read it.
+          const int32_t a = ins->Get(0);
+          if (!AcceptsPackedOnlyInput(CanonicalDomain(domain), op, k) || n->prepacked_size() == 0 || a < 0 ||
+              m_->values()->Get(a)->dtype() != static_cast<int32_t>(DataType::kFloat32))
+            return InvalidFile(in_what(), ": value ", idx, " is stored only in prepacked bytes, which ", op,
+                               " input ", k, n->prepacked_size() == 0 ? " of a node without prepacked bytes" : "",
+                               " cannot use");
+          if (static_cast<int32_t>(ni) == packed_in_[idx]) packed_in_found[idx] = true;
+        }
       }
     }
     if (auto* outs = n->outputs()) {
@@ -441,6 +478,12 @@ Status Reader::CheckNodes() {
   for (size_t i = 0; i < num_values_; ++i)
     if (kinds_[i] == fb::ValueKind::Output && !produced[i])
       return InvalidFile("value ", i, " has kind Output but no node produces it");
+  for (size_t i = 0; i < num_values_; ++i)
+    if (packed_in_[i] >= 0 && !packed_in_found[i])
+      return InvalidFile("value ", i, " says it is stored in the prepacked bytes of node ", packed_in_[i],
+                         ", which does not read it");
+  if (!subgraph_ && (h_.flags & kOmFlagPackedOnlyWeights) && packed_only_values_ == 0)
+    return InvalidFile("header flags 0x1 (packed-only weights) are set but no constant is stored that way");
   if (!subgraph_ && h_.format_version == kOmFormatVersionSubgraphs && subgraphs_.empty()) {
     // The writer uses version 3 only when it must: anything else is a damaged header.
     bool non_tensor = false;
@@ -481,7 +524,9 @@ Expected<OmModel> Reader::Build() {
       for (flatbuffers::uoffset_t k = 0; k < dp->size(); ++k) v->dim_params[k] = PoolString(dp->Get(k));
     v->arena_offset = fv->arena_offset();
     v->kind = static_cast<ValueKind>(fv->type_kind());
-    if (kinds_[i] == fb::ValueKind::Constant)
+    if (packed_in_[i] >= 0)
+      v->constant = TensorData::View(storage_, nullptr, bytes_[i]);  // see Kernel::PrepackedInputs
+    else if (kinds_[i] == fb::ValueKind::Constant)
       v->constant = TensorData::View(storage_, blob_ + fv->data_offset(), fv->data_size());
     vals[i] = v;
   }
@@ -545,6 +590,8 @@ Expected<OmModel> Reader::Build() {
   out.target = h_.target;
   out.source_framework = Str(m_->source_framework());
   out.weights_size = h_.blob_size;
+  out.packed_only_values = packed_only_values_;
+  out.packed_only_bytes = packed_only_bytes_;
   out.file_size = h_.file_size;
   return out;
 }

@@ -51,6 +51,16 @@ class Kernel {
   // Weights transformed for this kernel (for example packed GEMM panels), to be
   // stored in the .om and handed back through KernelInit::prepacked.
   virtual std::vector<uint8_t> ExportPrepacked() const { return {}; }
+  // Node inputs (constant) that ExportPrepacked() holds exactly, on any ISA: the
+  // .om writer may then store such an input only inside these bytes (when every
+  // node reading it says so). A kernel created from a .om can then see that
+  // input's Value with `constant` set but constant->data() == nullptr (and
+  // KernelIO::inputs[i] == nullptr); it must take what it needs from
+  // KernelInit::prepacked, rebuilding the raw values when its micro-kernel
+  // differs from the one the bytes were packed for, and fail with a Status
+  // (never crash) when the bytes do not hold them. The reader accepts such
+  // inputs only for the ops listed in om_internal::AcceptsPackedOnlyInput.
+  virtual std::vector<int> PrepackedInputs() const { return {}; }
   // Bytes of per-run scratch Run() needs in KernelIO::scratch (fixed after
   // creation). Prefer this over buffers inside the kernel object, which would
   // serialise concurrent runs of the same model.

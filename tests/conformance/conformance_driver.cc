@@ -251,15 +251,18 @@ std::optional<Failure> RunCase(const fs::path& case_dir, const fs::path& out_roo
   if (failed) return failed;
 
   std::vector<std::vector<uint8_t>> prepacked;
+  std::vector<std::vector<int>> prepacked_inputs;
   {
     auto compiled = Executable::Create(graph);
     if (!compiled.ok()) return Failure{"kernel", compiled.status()};
     prepacked = (*compiled)->ExportPrepacked();
+    prepacked_inputs = (*compiled)->PrepackedInputs();
   }
 
   // The .om round trip, as atc writes it and aclmdlLoadFromFile reads it.
   OmWriteOptions wopts;
   wopts.target = HostTarget();
+  wopts.prepacked_inputs = prepacked_inputs;
   wopts.producer_version = OPENCANN_VERSION;
   auto bytes = SerializeOm(*graph, prepacked, wopts);
   if (!bytes.ok()) return Failure{"om", bytes.status()};
@@ -540,12 +543,13 @@ std::optional<Failure> RunCaseAsDynamic(const fs::path& case_dir, const fs::path
   copts.allow_dynamic = true;
   if (Status st = RunPipeline(*graph, copts); !st.ok()) return Failure{"compile", st};
   std::vector<std::vector<uint8_t>> prepacked;
+  OmWriteOptions wopts;
   if (!IsDynamicGraph(*graph)) {  // no inputs, or none with dims
     auto compiled = Executable::Create(graph);
     if (!compiled.ok()) return Failure{"kernel", compiled.status()};
     prepacked = (*compiled)->ExportPrepacked();
+    wopts.prepacked_inputs = (*compiled)->PrepackedInputs();
   }
-  OmWriteOptions wopts;
   wopts.target = HostTarget();
   wopts.producer_version = OPENCANN_VERSION;
   auto bytes = SerializeOm(*graph, prepacked, wopts);

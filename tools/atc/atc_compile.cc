@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -317,11 +318,13 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   // kernels per shape at run time; its gears (if any) are specialised here to
   // prove each of them compiles.
   std::vector<std::vector<uint8_t>> prepacked;
+  std::vector<std::vector<int>> prepacked_inputs;
   const bool dynamic = IsDynamicGraph(*graph);
   if (!dynamic) {
     auto exe = Executable::Create(graph);
     if (!exe.ok()) return AtcError{"E12002", "kernel creation failed: " + exe.status().message()};
     prepacked = (*exe)->ExportPrepacked();
+    prepacked_inputs = (*exe)->PrepackedInputs();
     if (int8) {
       int qlinear = 0;
       for (const auto& n : graph->nodes()) qlinear += n->op_type == "QLinearConv" || n->op_type == "QLinearMatMul";
@@ -359,6 +362,10 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   wopts.target = HostTarget();
   wopts.producer_version = OPENCANN_VERSION;
   wopts.source_framework = "onnx";
+  // Weights that prepacked bytes hold exactly are stored only there, unless
+  // OPENCANN_OM_RAW_WEIGHTS=1 asks for a file that builds before that read.
+  const char* raw_env = std::getenv("OPENCANN_OM_RAW_WEIGHTS");
+  if (!(raw_env && std::string(raw_env) == "1")) wopts.prepacked_inputs = prepacked_inputs;
   st = WriteOmFile(om_path, *graph, prepacked, wopts);
   if (!st.ok()) return AtcError{"E13001", "cannot write '" + om_path + "': " + st.message()};
   progress.StageDone("write om");

@@ -91,28 +91,48 @@ class ConvKernel final : public Kernel {
     else
       mode_ = Mode::kIm2Col;
     max_threads_ = std::max(1, init.max_threads);
+    // Weights a .om stored only as fp32 A panels (PrepackedInputs) have no raw
+    // data: the im2col path borrows the panels when they suit its micro-kernel;
+    // every other case rebuilds the raw weights from them first.
+    const bool packed_only = w.constant && !w.constant->data();
     if (mode_ == Mode::kDepthwise) {
+      if (packed_only)
+        return InvalidFile(n.Describe(), ": weights '", w.name,
+                           "' are stored only as prepacked panels, which the depthwise path cannot use");
       dw_slot_floats_ = (DepthwiseScratchFloats(g_) + 15) / 16 * 16;
       return Status::Ok();
+    }
+    std::vector<float> rebuilt;
+    const float* wdata = nullptr;
+    const gemm::Bf16Ukernel* bk = gemm::Bf16UkernelForNode(n);
+    if (w.constant) {
+      const bool panels_as_is = !bk && !WinogradPreferred(g_);
+      auto r = gemm::RawOrUnpacked(w.constant->as<float>(), init.prepacked, &gemm::DefaultUkernel(), panels_as_is,
+                                   gemm::PackedSide::kA, mg_, kg_, g_.group, kg_, false, mg_ * kg_, w.NumElements(),
+                                   rebuilt);
+      if (!r.ok()) return r.status().WithContext(n.Describe() + ": weights '" + w.name + "' (stored only as prepacked panels)");
+      wdata = *r;
     }
 
     if (const gemm::Bf16Ukernel* bk = gemm::Bf16UkernelForNode(n)) {
       // Marked by mark-bf16: bf16 weights panels, activations rounded while packed.
       bf16_plan_ = gemm::Bf16GemmPlan(*bk, mg_, g_.OutSize(), kg_, init.max_threads);
       if (w.constant)
-        bf16_w_ = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kA, w.constant->as<float>(), kg_, false, mg_, kg_,
+        bf16_w_ = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kA, wdata, kg_, false, mg_, kg_,
                                                 init.prepacked, g_.group, mg_ * kg_);
       return Status::Ok();
     }
     if (w.constant && WinogradPreferred(g_)) {
-      wino_ = WinogradConv(g_, w.constant->as<float>(), init.prepacked, init.max_threads);
+      wino_ = WinogradConv(g_, wdata, init.prepacked, init.max_threads);
       if (wino_.valid()) return Status::Ok();
     }
     uk_ = &gemm::DefaultUkernel();
     plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, init.max_threads);
-    if (w.constant)
-      packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, w.constant->as<float>(), kg_,
-                                            false, mg_, kg_, init.prepacked, g_.group, mg_ * kg_);
+    if (w.constant) {
+      packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, wdata, kg_, false, mg_, kg_,
+                                            init.prepacked, g_.group, mg_ * kg_);
+      if (packed_w_.empty()) return Internal(n.Describe(), ": weights could not be packed");
+    }
     return Status::Ok();
   }
 
@@ -177,6 +197,11 @@ class ConvKernel final : public Kernel {
   std::vector<uint8_t> ExportPrepacked() const override {
     if (wino_.valid()) return wino_.ExportPrepacked();
     return bf16_plan_.valid() ? bf16_w_.Export() : packed_w_.Export();
+  }
+  // fp32 im2col panels are a permutation of W: a .om may keep only them.
+  std::vector<int> PrepackedInputs() const override {
+    if (!wino_.valid() && !bf16_plan_.valid() && !packed_w_.empty()) return {1};
+    return {};
   }
   size_t ScratchBytes() const override {
     if (mode_ == Mode::kDepthwise) return static_cast<size_t>(dw_slot_floats_ * max_threads_) * sizeof(float);

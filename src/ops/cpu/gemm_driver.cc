@@ -257,6 +257,66 @@ std::vector<uint8_t> PackedOperand::Export() const {
   return std::vector<uint8_t>(bytes_.begin(), bytes_.end());
 }
 
+Status UnpackPacked(std::span<const uint8_t> bytes, PackedSide side, int64_t dim, int64_t k, int64_t groups,
+                    float* dst, int64_t ld, bool trans, int64_t group_stride) {
+  if (bytes.size() < kHeaderBytes)
+    return InvalidFile("packed operand has ", bytes.size(), " bytes, less than its ", kHeaderBytes,
+                       "-byte header");
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % alignof(float) != 0)
+    return InvalidFile("packed operand is not 4-byte aligned");
+  PackedHeader h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  if (h.magic != kPackedMagic || h.version != kPackedVersion)
+    return InvalidFile("packed operand header has magic 0x", std::hex, h.magic, std::dec, " version ", h.version,
+                       ", expected GEMM panels (magic 0x", std::hex, kPackedMagic, std::dec, " version ",
+                       kPackedVersion, ")");
+  if (h.side != static_cast<uint32_t>(side) || h.dim != dim || h.k != k || h.groups != groups)
+    return InvalidFile("packed operand is side ", h.side, " [", h.dim, " x ", h.k, "] x ", h.groups,
+                       " groups, expected side ", static_cast<uint32_t>(side), " [", dim, " x ", k, "] x ",
+                       groups);
+  const int64_t width = side == PackedSide::kA ? h.mr : h.nr;
+  if (h.mr < 1 || h.nr < 1 || h.mr > 1024 || h.nr > 1024)
+    return InvalidFile("packed operand has a micro-tile of ", h.mr, " x ", h.nr);
+  const int64_t group_floats = (dim + width - 1) / width * width * k;
+  if (h.floats != group_floats * groups ||
+      bytes.size() != kHeaderBytes + static_cast<size_t>(h.floats) * sizeof(float))
+    return InvalidFile("packed operand holds ", bytes.size() - kHeaderBytes, " bytes of panels (header: ",
+                       h.floats, " floats), ", group_floats * groups, " floats expected for panels of ", width);
+  const float* panels = reinterpret_cast<const float*>(bytes.data() + kHeaderBytes);
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* src = panels + g * group_floats;
+    float* out = dst + g * group_stride;
+    for (int64_t q0 = 0; q0 < dim; q0 += width, src += width * k) {
+      const int64_t w = std::min(width, dim - q0);
+      for (int64_t p = 0; p < k; ++p) {
+        for (int64_t r = 0; r < w; ++r) {
+          // Element (q0 + r) of dim at depth p: A(i, p) for side A, B(p, j) for side B.
+          const int64_t d = q0 + r;
+          const bool row_major_dim = side == PackedSide::kA ? !trans : trans;
+          out[row_major_dim ? d * ld + p : p * ld + d] = src[p * width + r];
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Expected<const float*> RawOrUnpacked(const float* raw, std::span<const uint8_t> prepacked,
+                                     const GemmUkernel* uk, bool use_panels_as_is, PackedSide side,
+                                     int64_t dim, int64_t k, int64_t groups, int64_t ld, bool trans,
+                                     int64_t group_stride, int64_t elements, std::vector<float>& storage) {
+  if (raw) return raw;
+  if (use_panels_as_is && uk && ParsePacked(prepacked, *uk, side, dim, k, groups)) return nullptr;
+  const bool row_major_dim = side == PackedSide::kA ? !trans : trans;
+  const int64_t last = (groups - 1) * group_stride + (row_major_dim ? (dim - 1) * ld + k - 1 : (k - 1) * ld + dim - 1);
+  if (dim < 1 || k < 1 || groups < 1 || last >= elements)
+    return InvalidArgument("operand of ", elements, " values cannot hold ", groups, " groups of [", dim, " x ", k,
+                           "] with leading dim ", ld);
+  storage.assign(static_cast<size_t>(elements), 0.f);
+  OC_RETURN_IF_ERROR(UnpackPacked(prepacked, side, dim, k, groups, storage.data(), ld, trans, group_stride));
+  return static_cast<const float*>(storage.data());
+}
+
 // ---- Epilogue -----------------------------------------------------------------
 
 void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m,

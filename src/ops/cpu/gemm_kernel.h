@@ -184,6 +184,23 @@ enum class PackedSide : uint32_t { kA = 1, kB = 2 };
 const float* ParsePacked(std::span<const uint8_t> bytes, const GemmUkernel& uk, PackedSide side,
                          int64_t dim, int64_t k, int64_t groups = 1);
 
+// Writes the operand that serialised panels `bytes` (packed for ANY micro-kernel
+// geometry, as long as side, dim, k and groups match) were made from back into
+// raw layout: group g of op(X) at dst + g * group_stride with leading dim `ld`,
+// transposed when `trans` (the arguments PackedOperand::Make got). Packing is a
+// permutation with zero padding, so this is exact. For weights a .om stores only
+// in packed form (Kernel::PrepackedInputs). Errors say what in the bytes is wrong.
+Status UnpackPacked(std::span<const uint8_t> bytes, PackedSide side, int64_t dim, int64_t k, int64_t groups,
+                    float* dst, int64_t ld, bool trans, int64_t group_stride);
+// `raw` when non-null; else (a weight the .om stored only in `prepacked`) the
+// raw values rebuilt into `storage` (`elements` floats) unless the panels in
+// `prepacked` already suit `uk` and `use_panels_as_is` is true, in which case
+// nullptr (the caller needs no raw data: PackedOperand::Make borrows them).
+Expected<const float*> RawOrUnpacked(const float* raw, std::span<const uint8_t> prepacked,
+                                     const GemmUkernel* uk, bool use_panels_as_is, PackedSide side,
+                                     int64_t dim, int64_t k, int64_t groups, int64_t ld, bool trans,
+                                     int64_t group_stride, int64_t elements, std::vector<float>& storage);
+
 // A pre-packed constant operand, either owned or borrowed from KernelInit::prepacked.
 class PackedOperand {
  public:

@@ -79,18 +79,31 @@ class GemmKernel final : public Kernel {
     beta_ = n.GetFloat("beta", 1.f);
     lda_ = n.input(0)->shape[1];
     ldb_ = n.input(1)->shape[1];
+    // A constant B that a .om stored only as fp32 panels (PrepackedInputs) has
+    // no raw data: it is rebuilt from them unless they suit this micro-kernel.
+    const Value* b = n.input(1);
+    std::vector<float> rebuilt;
+    auto raw_b = [&](const gemm::GemmUkernel* uk) -> Expected<const float*> {
+      auto r = gemm::RawOrUnpacked(b->constant->as<float>(), init.prepacked, uk, uk != nullptr, gemm::PackedSide::kB,
+                                   d_.n, d_.k, 1, ldb_, tb_, 0, b->NumElements(), rebuilt);
+      if (!r.ok()) return r.status().WithContext(n.Describe() + ": B '" + b->name + "' (stored only as prepacked panels)");
+      return r;
+    };
     if (const gemm::Bf16Ukernel* bk = gemm::Bf16UkernelForNode(n)) {
       // Marked by mark-bf16: bf16 B panels, A rounded while packed.
       bf16_plan_ = gemm::Bf16GemmPlan(*bk, d_.m, d_.n, d_.k, init.max_threads);
-      if (const Value* b = n.input(1); b->constant)
-        bf16_b_ = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kB, b->constant->as<float>(), ldb_, tb_, d_.n,
-                                                d_.k, init.prepacked);
+      if (b->constant) {
+        OC_ASSIGN_OR_RETURN(const float* src, raw_b(nullptr));
+        bf16_b_ = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kB, src, ldb_, tb_, d_.n, d_.k, init.prepacked);
+      }
     } else {
       uk_ = &gemm::DefaultUkernel();
       plan_ = gemm::SgemmPlan(*uk_, d_.m, d_.n, d_.k, init.max_threads);
-      if (const Value* b = n.input(1); b->constant)
-        packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, b->constant->as<float>(), ldb_, tb_,
-                                              d_.n, d_.k, init.prepacked);
+      if (b->constant) {
+        OC_ASSIGN_OR_RETURN(const float* src, raw_b(uk_));
+        packed_b_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kB, src, ldb_, tb_, d_.n, d_.k, init.prepacked);
+        if (packed_b_.empty()) return Internal(n.Describe(), ": B could not be packed");
+      }
     }
     const Value* c = n.input(2);
     if (!c || beta_ == 0.f) return Status::Ok();
@@ -162,6 +175,11 @@ class GemmKernel final : public Kernel {
 
   std::vector<uint8_t> ExportPrepacked() const override {
     return bf16_plan_.valid() ? bf16_b_.Export() : packed_b_.Export();
+  }
+  // fp32 panels are a permutation of B: a .om may keep only them.
+  std::vector<int> PrepackedInputs() const override {
+    if (!bf16_plan_.valid() && !packed_b_.empty()) return {1};
+    return {};
   }
   size_t ScratchBytes() const override {
     return bf16_plan_.valid() ? bf16_plan_.ScratchBytes() : plan_.ScratchBytes();
