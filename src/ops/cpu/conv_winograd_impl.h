@@ -10,6 +10,10 @@
 
 #include "ops/cpu/activation.h"
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 namespace oc {
 
 // One GEMM batch of tiles [t0, t0 + nt): V[xi][t][ci] and M[xi][t][co].
@@ -59,6 +63,90 @@ struct TileGeom {
   int64_t b, oy0, ox0;
 };
 
+#if defined(__AVX512F__)
+// In-register transposes for the AVX-512 build: the transforms work across 16
+// channels per vector, but the image stores each channel's rows
+// contiguously, so an interior tile's 6x6 input and 4x4 output are moved with
+// row loads/stores plus shuffles instead of one scalar access per value
+// (which took most of the transforms' time).
+
+// r[m] = [8 floats of row A_m | 8 floats of row B_m], m < 8. Transposes each
+// 256-bit half as an 8x8 matrix: column j (j < 6) of the A rows goes to lanes
+// 0-7 of out[j], of the B rows to lanes 8-15.
+inline void Transpose8x8Halves(const __m512 (&r)[8], __m512 (&out)[6]) {
+  __m512 t[8], u[8];
+  for (int m = 0; m < 4; ++m) {
+    t[2 * m] = _mm512_unpacklo_ps(r[2 * m], r[2 * m + 1]);
+    t[2 * m + 1] = _mm512_unpackhi_ps(r[2 * m], r[2 * m + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const __m512 a0 = t[4 * h], a1 = t[4 * h + 1], a2 = t[4 * h + 2], a3 = t[4 * h + 3];
+    u[4 * h] = _mm512_shuffle_ps(a0, a2, _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * h + 1] = _mm512_shuffle_ps(a0, a2, _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * h + 2] = _mm512_shuffle_ps(a1, a3, _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * h + 3] = _mm512_shuffle_ps(a1, a3, _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  // 128-bit lanes: [a.0, b.0, a.2, b.2] (columns 0-3) and [a.1, b.1, a.3, b.3] (4-7).
+  const __m512i lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+  const __m512i hi = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+  for (int j = 0; j < 4; ++j) out[j] = _mm512_permutex2var_ps(u[j], lo, u[j + 4]);
+  for (int j = 4; j < 6; ++j) out[j] = _mm512_permutex2var_ps(u[j - 4], hi, u[j]);
+}
+
+// d[i*6 + j][l] = xc_l[(iy0 + i) * IW + ix0 + j] for the 16 channels l at
+// xc (channel stride cs), 6x6 window inside the image.
+inline void GatherTile16(const float* xc, int64_t cs, int64_t IW, bool full_rows, float (*d)[16]) {
+  for (int i = 0; i < 6; ++i) {
+    __m512 r[8], out[6];
+    const float* p = xc + i * IW;
+    for (int m = 0; m < 8; ++m) {
+      const float* a = p + m * cs;
+      const float* b = p + (m + 8) * cs;
+      // Whole 8-float rows where they stay inside the image row; else only the 6 used.
+      const __m256 va = full_rows ? _mm256_loadu_ps(a) : _mm256_maskz_loadu_ps(0x3F, a);
+      const __m256 vb = full_rows ? _mm256_loadu_ps(b) : _mm256_maskz_loadu_ps(0x3F, b);
+      r[m] = _mm512_insertf32x8(_mm512_castps256_ps512(va), vb, 1);
+    }
+    Transpose8x8Halves(r, out);
+    for (int j = 0; j < 6; ++j) _mm512_store_ps(d[i * 6 + j], out[j]);
+  }
+}
+
+// 16x16 transpose: out[l][k] = in[k][l].
+inline void Transpose16x16(const float (*in)[16], __m512 (&out)[16]) {
+  __m512 a[16], b[16];
+  for (int k = 0; k < 16; ++k) a[k] = _mm512_load_ps(in[k]);
+  for (int k = 0; k < 16; k += 2) {
+    b[k] = _mm512_unpacklo_ps(a[k], a[k + 1]);
+    b[k + 1] = _mm512_unpackhi_ps(a[k], a[k + 1]);
+  }
+  for (int k = 0; k < 16; k += 4) {
+    for (int q = 0; q < 2; ++q) {
+      a[k + q] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(b[k + q]), _mm512_castps_pd(b[k + q + 2])));
+      a[k + q + 2] =
+          _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(b[k + q]), _mm512_castps_pd(b[k + q + 2])));
+    }
+  }
+  // a[k + s] (s < 4) holds, per 128-bit lane c, rows k..k+3 at column 4c + s'
+  // for a fixed s'; two 128-bit lane shuffles finish the transpose.
+  for (int k = 0; k < 8; ++k) {
+    const int g = k / 4 * 8 + k % 4;  // rows 0-3 with 4-7, 8-11 with 12-15
+    b[g] = _mm512_shuffle_f32x4(a[g], a[g + 4], _MM_SHUFFLE(2, 0, 2, 0));
+    b[g + 4] = _mm512_shuffle_f32x4(a[g], a[g + 4], _MM_SHUFFLE(3, 1, 3, 1));
+  }
+  for (int k = 0; k < 4; ++k) {
+    for (int h = 0; h < 2; ++h) {
+      const int g = k + 4 * h;
+      a[g] = _mm512_shuffle_f32x4(b[g], b[g + 8], _MM_SHUFFLE(2, 0, 2, 0));
+      a[g + 8] = _mm512_shuffle_f32x4(b[g], b[g + 8], _MM_SHUFFLE(3, 1, 3, 1));
+    }
+  }
+  // Undo the unpack order: unpacklo/hi put columns (0,1,4,5..) / (2,3,...) apart.
+  static constexpr int kOrder[16] = {0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15};
+  for (int l = 0; l < 16; ++l) out[l] = a[kOrder[l]];
+}
+#endif
+
 // V[xi][t][ci] = (B^T d B)[xi] for tiles [tb, te) of the job, every channel.
 [[maybe_unused]] void WinogradInputImpl(const WinogradJob& job, int64_t tb, int64_t te) {
   const int64_t cin = job.cin, IH = job.IH, IW = job.IW, ph = job.ph, pw = job.pw;
@@ -77,6 +165,15 @@ struct TileGeom {
     const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= IH && ix0 + 6 <= IW;
     for (int64_t c0 = 0; c0 < cin; c0 += kLanes) {
       const int64_t nl = std::min(kLanes, cin - c0);
+#if defined(__AVX512F__)
+      if (inside && nl == kLanes) {
+        GatherTile16(x + ((tg.b * cin + c0) * IH + iy0) * IW + ix0, IH * IW, IW, ix0 + 8 <= IW, d);
+        for (int j = 0; j < 6; ++j) InputRows(&d[j], 6, &r[j], 6);
+        for (int i = 0; i < 6; ++i) InputRows(&r[i * 6], 1, &d[i * 6], 1);
+        for (int k = 0; k < 36; ++k) std::memcpy(v + (k * nt + t) * cin + c0, d[k], sizeof(float) * kLanes);
+        continue;
+      }
+#endif
       for (int64_t l = 0; l < kLanes; ++l) {
         if (l >= nl) {
           for (int k = 0; k < 36; ++k) d[k][l] = 0.f;
@@ -138,6 +235,29 @@ struct TileGeom {
         for (int k = 0; k < 16; ++k)
           for (int64_t l = 0; l < kLanes; ++l) o2[k][l] += bl[l];
       }
+#if defined(__AVX512F__)
+      if (rows == 4 && cols == 4 && nl == kLanes) {
+        // Per channel, its 4x4 outputs as one vector: row-wise residual and stores.
+        alignas(64) float ot[kLanes][16];
+        __m512 tr[16];
+        Transpose16x16(o2, tr);
+        for (int64_t l = 0; l < kLanes; ++l) _mm512_store_ps(ot[l], tr[l]);
+        const int64_t plane0 = (tg.b * cout + c0) * OH * OW + tg.oy0 * OW + tg.ox0;
+        if (z) {
+          for (int64_t l = 0; l < kLanes; ++l) {
+            const float* zc = z + plane0 + l * OH * OW;
+            for (int i = 0; i < 4; ++i)
+              for (int j = 0; j < 4; ++j) ot[l][i * 4 + j] += zc[i * OW + j];
+          }
+        }
+        if (act.kind != ActivationKind::kNone) ApplyActivation(act, &ot[0][0], 16 * kLanes);
+        for (int64_t l = 0; l < kLanes; ++l) {
+          float* yc = y + plane0 + l * OH * OW;
+          for (int i = 0; i < 4; ++i) std::memcpy(yc + i * OW, &ot[l][i * 4], 4 * sizeof(float));
+        }
+        continue;
+      }
+#endif
       if (z) {
         for (int64_t l = 0; l < nl; ++l) {
           const float* zc = z + ((tg.b * cout + c0 + l) * OH + tg.oy0) * OW + tg.ox0;

@@ -116,6 +116,22 @@ TEST(Winograd, ChannelCountsAcrossLanesAndPanels) {
     }
 }
 
+// Whole 16-channel blocks and whole tiles take the AVX-512 build's row
+// load/store transposes: no pads (the last tile column reads to the row end),
+// pads, batch 2, fused residual and ReLU, 1-3 threads.
+TEST(Winograd, FullChannelBlocksAndInteriorTiles) {
+  uint32_t seed = 700;
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    const Case cases[] = {{2, 64, 48, 18, 22, 0, 0, 0, 0}, {1, 32, 16, 30, 30, 1, 1, 1, 1},
+                          {2, 48, 33, 10, 14, 2, 1, 0, 2}};
+    for (const Case& c : cases)
+      for (bool fused : {false, true})
+        EXPECT_LT(RunCase(c, fused, &pool, seed++), 2e-5)
+            << "cin " << c.cin << " " << c.h << "x" << c.w << " threads " << threads << (fused ? " fused" : "");
+  }
+}
+
 TEST(Winograd, ErrorGrowsSanelyWithChannels) {
   ThreadPool pool(1);
   for (int64_t cin : {64, 256}) {
