@@ -195,7 +195,10 @@ inline void Transpose16x16(const float (*in)[16], __m512 (&out)[16]) {
       }
       for (int j = 0; j < 6; ++j) InputRows(&d[j], 6, &r[j], 6);      // columns: B^T d
       for (int i = 0; i < 6; ++i) InputRows(&r[i * 6], 1, &d[i * 6], 1);  // rows: (B^T d) B
-      for (int k = 0; k < 36; ++k) std::memcpy(v + (k * nt + t) * cin + c0, d[k], sizeof(float) * nl);
+      if (nl == kLanes)
+        for (int k = 0; k < 36; ++k) std::memcpy(v + (k * nt + t) * cin + c0, d[k], sizeof(float) * kLanes);
+      else
+        for (int k = 0; k < 36; ++k) std::memcpy(v + (k * nt + t) * cin + c0, d[k], sizeof(float) * nl);
     }
   }
 }
@@ -221,9 +224,15 @@ inline void Transpose16x16(const float (*in)[16], __m512 (&out)[16]) {
     const int64_t rows = std::min<int64_t>(4, OH - tg.oy0), cols = std::min<int64_t>(4, OW - tg.ox0);
     for (int64_t c0 = 0; c0 < cout; c0 += kLanes) {
       const int64_t nl = std::min(kLanes, cout - c0);
-      for (int k = 0; k < 36; ++k) {
-        std::memcpy(mm[k], m + (k * nt + t) * cout + c0, sizeof(float) * nl);
-        for (int64_t l = nl; l < kLanes; ++l) mm[k][l] = 0.f;
+      // A constant size for whole blocks: a variable-size memcpy became
+      // `rep movsq`, which took most of this function's time.
+      if (nl == kLanes) {
+        for (int k = 0; k < 36; ++k) std::memcpy(mm[k], m + (k * nt + t) * cout + c0, sizeof(float) * kLanes);
+      } else {
+        for (int k = 0; k < 36; ++k) {
+          std::memcpy(mm[k], m + (k * nt + t) * cout + c0, sizeof(float) * nl);
+          for (int64_t l = nl; l < kLanes; ++l) mm[k][l] = 0.f;
+        }
       }
       for (int j = 0; j < 6; ++j) OutputRows(&mm[j], 6, &o1[j], 6);       // o1[i*6+j], i < 4
       for (int i = 0; i < 4; ++i) OutputRows(&o1[i * 6], 1, &o2[i * 4], 1);  // o2[i*4+j]
