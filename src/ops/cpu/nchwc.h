@@ -39,6 +39,8 @@ struct ConvShape {
   int64_t batch = 1, c_in = 0, c_out = 0;
   int64_t in_h = 0, in_w = 0, out_h = 0, out_w = 0;
   int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_t = 0, pad_l = 0;
+  // Output pixels per work unit along a row (0: the whole row).
+  int64_t ow_chunk = 0;
 
   int64_t InBlocks() const { return (c_in + block - 1) / block; }
   int64_t OutBlocks() const { return (c_out + block - 1) / block; }
@@ -79,9 +81,9 @@ ConvKernelChoice SelectConvKernel(int block);
 ConvKernelChoice ConvKernelAvx512(int block);
 ConvKernelChoice ConvKernelAvx2(int block);
 ConvKernelChoice ConvKernelBaseline(int block);
-// Units of parallel work: (image, output-block group of fb blocks, output row)
-// for dense convs, (image, block, row) for depthwise. Units cost about the
-// same, so an even split over threads balances.
+// Units of parallel work: (image, output-block group of fb blocks, output row,
+// chunk of ow_chunk pixels) for dense convs, (image, block, row, chunk) for
+// depthwise. Units cost about the same, so an even split over threads balances.
 int64_t ConvWorkUnits(const ConvShape& s, int fb);
 
 // Reorders of images*blocks*rows [begin, end) (units: N * Cb * H).

@@ -48,6 +48,39 @@ inline void Store(float* p, Vec<C> v) {
   std::memcpy(p, &v, sizeof v);
 }
 
+// Lane-wise max/min. GCC lowers a vector ?: wider than the ISA's registers
+// to scalar code, so wide vectors are split into native-width pieces first.
+#if defined(__AVX512F__)
+constexpr int kNativeLanes = 16;
+#elif defined(__AVX__)
+constexpr int kNativeLanes = 8;
+#else
+constexpr int kNativeLanes = 4;
+#endif
+
+template <int C, bool kMax>
+inline Vec<C> Select(Vec<C> a, Vec<C> b) {
+  if constexpr (C <= kNativeLanes) {
+    return kMax ? (a > b ? a : b) : (a < b ? a : b);
+  } else {
+    constexpr int P = C / kNativeLanes;
+    Vec<kNativeLanes> pa[P], pb[P];
+    std::memcpy(pa, &a, sizeof a);
+    std::memcpy(pb, &b, sizeof b);
+    for (int i = 0; i < P; ++i) pa[i] = kMax ? (pa[i] > pb[i] ? pa[i] : pb[i]) : (pa[i] < pb[i] ? pa[i] : pb[i]);
+    std::memcpy(&a, pa, sizeof a);
+    return a;
+  }
+}
+template <int C>
+inline Vec<C> VMax(Vec<C> a, Vec<C> b) {
+  return Select<C, true>(a, b);
+}
+template <int C>
+inline Vec<C> VMin(Vec<C> a, Vec<C> b) {
+  return Select<C, false>(a, b);
+}
+
 // Strides (in floats) of one convolution, fixed for all tiles.
 struct Strides {
   int64_t n_ib, cib;         // packed input blocks, channels per input block
@@ -62,12 +95,9 @@ struct Strides {
 template <int C>
 inline Vec<C> Epilogue(const Strides& r, Vec<C> v) {
   if (r.act == oc::ActivationKind::kRelu) {
-    const Vec<C> zero = {};
-    v = v > zero ? v : zero;
+    v = VMax<C>(v, Vec<C>{});
   } else if (r.act == oc::ActivationKind::kClip) {
-    const Vec<C> lo = Vec<C>{} + r.lo, hi = Vec<C>{} + r.hi;
-    v = v < lo ? lo : v;
-    v = v > hi ? hi : v;
+    v = VMin<C>(VMax<C>(v, Vec<C>{} + r.lo), Vec<C>{} + r.hi);
   }
   return v;
 }
@@ -161,9 +191,10 @@ inline void RemainderTile(int64_t count, const Strides& r, const float* x, const
 // One output row: border pixels one by one with clipped kw, the interior in tiles.
 template <int C, int FB, int OWMAX, bool DW, bool BLK>
 void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const float* wrow, int64_t nkh,
-             const float* bias, const float* z, float* y, int64_t pix_stride, int64_t ow_lo, int64_t ow_hi) {
+             const float* bias, const float* z, float* y, int64_t pix_stride, int64_t ow_lo, int64_t ow_hi,
+             int64_t ow_begin, int64_t ow_end) {
   const int64_t w_kw = DW ? C : (BLK ? C : r.cib) * C;
-  for (int64_t ow = 0; ow < s.out_w;) {
+  for (int64_t ow = ow_begin; ow < ow_end;) {
     const int64_t iw0 = ow * s.stride_w - s.pad_l;
     if (ow < ow_lo || ow >= ow_hi) {
       int64_t kw0 = 0, kw1 = s.k_w;
@@ -178,7 +209,7 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
       ++ow;
       continue;
     }
-    const int64_t count = std::min<int64_t>(OWMAX, ow_hi - ow);
+    const int64_t count = std::min<int64_t>(OWMAX, std::min(ow_hi, ow_end) - ow);
     const float* xp = xrow + iw0 * pix_stride;
     const float* zp = z ? z + ow * C : nullptr;
     if (count == OWMAX) {
@@ -207,10 +238,13 @@ void ConvUnits(const ConvArgs& a, const Strides& r, int64_t begin, int64_t end) 
   if (ow_hi < ow_lo) ow_hi = ow_lo;
   const bool row_act = r.act != oc::ActivationKind::kNone && r.act != oc::ActivationKind::kRelu &&
                        r.act != oc::ActivationKind::kClip;
+  const int64_t chunk = s.ow_chunk > 0 ? s.ow_chunk : s.out_w;
+  const int64_t chunks = (s.out_w + chunk - 1) / chunk;
   for (int64_t u = begin; u < end; ++u) {
-    const int64_t n = u / (groups * s.out_h);
-    const int64_t g = (u / s.out_h) % groups;
-    const int64_t oh = u % s.out_h;
+    const int64_t n = u / (groups * s.out_h * chunks);
+    const int64_t g = (u / (s.out_h * chunks)) % groups;
+    const int64_t oh = (u / chunks) % s.out_h;
+    const int64_t ow_begin = (u % chunks) * chunk, ow_end = std::min(s.out_w, ow_begin + chunk);
     const int64_t ih0 = oh * s.stride_h - s.pad_t;
     int64_t kh0 = 0, kh1 = s.k_h;
     while (kh0 < kh1 && ih0 + kh0 * s.dil_h < 0) ++kh0;
@@ -225,11 +259,12 @@ void ConvUnits(const ConvArgs& a, const Strides& r, int64_t begin, int64_t end) 
     const float* bias = a.bias + ob0 * C;
     const int64_t nfb = DW ? 1 : std::min<int64_t>(FB, ob_total - ob0);
     if constexpr (DW) {
-      ConvRow<C, 1, OWMAX, true, BLK>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride, ow_lo, ow_hi);
+      ConvRow<C, 1, OWMAX, true, BLK>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride, ow_lo, ow_hi,
+                                      ow_begin, ow_end);
     } else {
       [&]<int... F>(std::integer_sequence<int, F...>) {
         ((nfb == F + 1 ? ConvRow<C, F + 1, OWMAX, false, BLK>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride,
-                                                              ow_lo, ow_hi)
+                                                              ow_lo, ow_hi, ow_begin, ow_end)
                        : void()),
          ...);
       }(std::make_integer_sequence<int, FB>{});
@@ -237,7 +272,7 @@ void ConvUnits(const ConvArgs& a, const Strides& r, int64_t begin, int64_t end) 
     if (row_act)
       for (int64_t f = 0; f < nfb; ++f) {
         oc::Activation act{r.act, r.lo, r.hi};
-        oc::ApplyActivation(act, y + f * r.y_ob, s.out_w * C);
+        oc::ApplyActivation(act, y + f * r.y_ob + ow_begin * C, (ow_end - ow_begin) * C);
       }
   }
 }

@@ -41,7 +41,8 @@ void PackConvWeights(const ConvShape& s, const float* w, float* packed) {
 
 int64_t ConvWorkUnits(const ConvShape& s, int fb) {
   const int64_t groups = s.depthwise ? s.OutBlocks() : (s.OutBlocks() + fb - 1) / fb;
-  return s.batch * groups * s.out_h;
+  const int64_t chunks = s.ow_chunk > 0 ? (s.out_w + s.ow_chunk - 1) / s.ow_chunk : 1;
+  return s.batch * groups * s.out_h * chunks;
 }
 
 ConvKernelChoice SelectConvKernel(int block) {
@@ -91,7 +92,14 @@ void ReorderFromBlocked(const float* x, float* y, int64_t channels, int64_t h, i
 
 namespace {
 
-template <int C>
+// First and one-past-last tap of a window starting at `i0` that lie inside [0, n).
+inline void TapRange(int64_t i0, int64_t k, int64_t d, int64_t n, int64_t* k0, int64_t* k1) {
+  *k0 = i0 >= 0 ? 0 : (-i0 + d - 1) / d;
+  *k1 = i0 + (k - 1) * d < n ? k : (n - 1 - i0) / d + 1;
+  if (*k1 < *k0) *k1 = *k0;
+}
+
+template <int C, bool kMax>
 void PoolUnits(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end) {
   using V = Vec<C>;
   for (int64_t u = begin; u < end; ++u) {
@@ -99,26 +107,31 @@ void PoolUnits(const PoolShape& s, const float* x, float* y, int64_t begin, int6
     const float* xb = x + nb * s.in_h * s.in_w * C;
     float* yr = y + (nb * s.out_h + oh) * s.out_w * C;
     const int64_t ih0 = oh * s.stride_h - s.pad_t;
+    int64_t kh0, kh1;
+    TapRange(ih0, s.k_h, s.dil_h, s.in_h, &kh0, &kh1);
+    // Taps inside the padded input, for count_include_pad.
+    int64_t kh0p, kh1p;
+    TapRange(ih0 + s.pad_t, s.k_h, s.dil_h, s.in_h + s.pad_t + s.pad_b, &kh0p, &kh1p);
     for (int64_t ow = 0; ow < s.out_w; ++ow) {
       const int64_t iw0 = ow * s.stride_w - s.pad_l;
-      V acc = s.max ? V{} - FLT_MAX : V{};
-      int64_t count = 0, padded = 0;
-      for (int64_t kh = 0; kh < s.k_h; ++kh) {
-        const int64_t ih = ih0 + kh * s.dil_h;
-        for (int64_t kw = 0; kw < s.k_w; ++kw) {
-          const int64_t iw = iw0 + kw * s.dil_w;
-          // Count the taps inside the padded input (count_include_pad).
-          const bool in_pad = ih < s.in_h + s.pad_b && iw < s.in_w + s.pad_r;
-          padded += in_pad;
-          if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) continue;
-          const V v = Load<C>(xb + (ih * s.in_w + iw) * C);
-          if (s.max) acc = v > acc ? v : acc;
+      int64_t kw0, kw1;
+      TapRange(iw0, s.k_w, s.dil_w, s.in_w, &kw0, &kw1);
+      V acc = kMax ? V{} - FLT_MAX : V{};
+      for (int64_t kh = kh0; kh < kh1; ++kh) {
+        const float* xr = xb + ((ih0 + kh * s.dil_h) * s.in_w + iw0) * C;
+        for (int64_t kw = kw0; kw < kw1; ++kw) {
+          const V v = Load<C>(xr + kw * s.dil_w * C);
+          if constexpr (kMax) acc = VMax<C>(v, acc);
           else acc += v;
-          ++count;
         }
       }
-      if (!s.max) {
-        const int64_t d = s.count_include_pad ? padded : count;
+      if constexpr (!kMax) {
+        int64_t d = (kh1 - kh0) * (kw1 - kw0);
+        if (s.count_include_pad) {
+          int64_t kw0p, kw1p;
+          TapRange(iw0 + s.pad_l, s.k_w, s.dil_w, s.in_w + s.pad_l + s.pad_r, &kw0p, &kw1p);
+          d = (kh1p - kh0p) * (kw1p - kw0p);
+        }
         acc = d > 0 ? acc / static_cast<float>(d) : V{};
       }
       Store<C>(yr + ow * C, acc);
@@ -147,8 +160,8 @@ void GlobalAverageUnits(const float* x, float* y, int64_t hw, int64_t begin, int
 }  // namespace
 
 void Pool(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end) {
-  if (s.block == 16) PoolUnits<16>(s, x, y, begin, end);
-  else PoolUnits<8>(s, x, y, begin, end);
+  if (s.block == 16) s.max ? PoolUnits<16, true>(s, x, y, begin, end) : PoolUnits<16, false>(s, x, y, begin, end);
+  else s.max ? PoolUnits<8, true>(s, x, y, begin, end) : PoolUnits<8, false>(s, x, y, begin, end);
 }
 
 void GlobalAveragePool(const float* x, float* y, int64_t hw, int block, int64_t begin, int64_t end) {

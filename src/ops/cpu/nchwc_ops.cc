@@ -17,6 +17,9 @@ namespace {
 
 // Smallest work worth a second thread, in multiply-adds (a ParallelFor costs ~1 us).
 constexpr int64_t kMinParallelWork = 1 << 15;
+// Work units a conv is cut into at least (where its rows allow): enough for an
+// even split over 2..8 threads.
+constexpr int64_t kMinUnits = 16;
 
 Expected<int> BlockOf(const Node& node) {
   const int64_t block = node.GetInt("block", 0);
@@ -183,6 +186,22 @@ class NchwcConvKernel final : public Kernel {
     if (const Value* b = n.input(2)) {
       if (!b->constant) return NotSupported(n.Describe(), ": bias B must be a constant");
       std::memcpy(bias_.data(), b->constant->data(), static_cast<size_t>(s_.c_out) * sizeof(float));
+    }
+    // A pointwise conv is one long row per image: full tiles run across the
+    // row ends of the plane.
+    const bool pointwise = !s_.depthwise && !s_.nchw_input && s_.k_h == 1 && s_.k_w == 1 && s_.stride_h == 1 &&
+                           s_.stride_w == 1 && s_.pad_t == 0 && s_.pad_l == 0 && g.pad_end[1] == 0 &&
+                           g.pad_end[2] == 0;
+    if (pointwise) {
+      s_.in_w = s_.out_w = s_.in_h * s_.in_w;
+      s_.in_h = s_.out_h = 1;
+    }
+    // Rows split into chunks (whole 6-pixel tiles) where there are too few
+    // units for an even split over threads.
+    const int64_t whole_rows = nchwc::ConvWorkUnits(s_, kernel_.fb);
+    if (whole_rows < kMinUnits) {
+      const int64_t pieces = std::min<int64_t>((kMinUnits + whole_rows - 1) / whole_rows, (s_.out_w + 23) / 24);
+      if (pieces > 1) s_.ow_chunk = ((s_.out_w + pieces - 1) / pieces + 5) / 6 * 6;
     }
     units_ = nchwc::ConvWorkUnits(s_, kernel_.fb);
     const int64_t macs = s_.batch * s_.OutBlocks() * block * s_.out_h * s_.out_w * s_.k_h * s_.k_w *

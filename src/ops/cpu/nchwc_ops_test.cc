@@ -141,9 +141,10 @@ nchwc::ConvShape ShapeOf(const Case& s, int block) {
   return cs;
 }
 
-void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block) {
+void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int64_t ow_chunk) {
   const Data d = MakeData(s, 7);
-  const nchwc::ConvShape cs = ShapeOf(s, block);
+  nchwc::ConvShape cs = ShapeOf(s, block);
+  cs.ow_chunk = ow_chunk;
   std::vector<float> packed(cs.PackedWeightFloats());
   nchwc::PackConvWeights(cs, d.w.data(), packed.data());
   std::vector<float> bias(cs.OutBlocks() * block, 0.f);
@@ -159,7 +160,8 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block) {
   k.run(a, 0, units / 3);
   k.run(a, units / 3, units);
   ExpectClose(Unblock(yb, s.n, s.m, s.OutH(), s.OutW(), block), d.want,
-              std::string(k.isa) + " c=" + std::to_string(block) + " " + s.Name(), 1e-4f);
+              std::string(k.isa) + " c=" + std::to_string(block) + " chunk " + std::to_string(ow_chunk) + " " +
+                  s.Name(), 1e-4f);
 }
 
 TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
@@ -170,7 +172,8 @@ TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
     if (isa == Isa::kAvx512) builds.push_back(nchwc::ConvKernelAvx512(block));
     for (const auto& k : builds) {
       ASSERT_NE(k.run, nullptr);
-      for (const Case& s : Cases()) CheckBuild(k, s, block);
+      for (const Case& s : Cases())
+        for (int64_t chunk : {0, 5}) CheckBuild(k, s, block, chunk);
     }
   }
 }
