@@ -84,13 +84,14 @@ def run_msame(om, inputs, workdir, isa=None, winograd=None):
     return [np.load(os.path.join(out, f"{stem}_output_{i}.npy")) for i in range(NUM_OUTPUTS)]
 
 
-def compile_both(tmp_path, model, isa=None, winograd=None):
+def compile_both(tmp_path, model, isa=None, winograd=None, extra=()):
     """(packed-only .om, raw-weight .om) compiled under OPENCANN_ISA=isa."""
     path = save_model(model, str(tmp_path))
-    tag = f"{isa or 'best'}_{winograd}"
+    tag = f"{isa or 'best'}_{winograd}_{len(extra)}"
     for raw in (False, True):
         stem = tmp_path / f"{'raw' if raw else 'packed'}_{tag}"
-        run_tool([ATC, f"--model={path}", "--framework=5", f"--output={stem}"], env=tool_env(isa, winograd, raw))
+        run_tool([ATC, f"--model={path}", "--framework=5", f"--output={stem}", *extra],
+                 env=tool_env(isa, winograd, raw))
     return str(tmp_path / f"packed_{tag}.om"), str(tmp_path / f"raw_{tag}.om")
 
 
@@ -99,13 +100,13 @@ def flags(path):
         return struct.unpack_from("<I", f.read(20), 16)[0]
 
 
-def check_same_bits(om_packed, om_raw, inputs, expected, workdir, isa=None, winograd=None):
+def check_same_bits(om_packed, om_raw, inputs, expected, workdir, isa=None, winograd=None, rtol=1e-4, atol=1e-4):
     got_packed = run_msame(om_packed, inputs, workdir, isa, winograd)
     got_raw = run_msame(om_raw, inputs, workdir, isa, winograd)
     what = f"{os.path.basename(om_packed)} run with ISA {isa or 'best'}, Winograd {winograd}"
     for i, (p, r, e) in enumerate(zip(got_packed, got_raw, expected)):
         assert np.array_equal(p.view(np.uint32), r.view(np.uint32)), f"{what}: output {i} differs bitwise"
-        assert_close(p, e, rtol=1e-4, atol=1e-4, what=f"{what}: output {i}")
+        assert_close(p, e, rtol=rtol, atol=atol, what=f"{what}: output {i}")
 
 
 def test_weights_stored_once_and_results_bit_identical_on_every_isa(tmp_path):
@@ -131,6 +132,19 @@ def test_im2col_panels_feed_winograd_at_load(tmp_path):
     expected = ort_run(model, dict(zip(["x", "x2", "x3", "x4"], inputs)))
     for winograd in ("0", None):
         check_same_bits(om_packed, om_raw, inputs, expected, str(tmp_path), winograd=winograd)
+
+
+def test_fp32_panels_feed_bf16_at_load(tmp_path):
+    # Compiled where bf16 is unavailable (OPENCANN_ISA=avx2): the marked nodes
+    # fall back to fp32 panels, stored packed only; on a CPU with AVX512_BF16
+    # or AMX the same nodes run in bf16 from weights rebuilt at load.
+    rng = np.random.default_rng(4)
+    model, _ = make_model(rng)
+    om_packed, om_raw = compile_both(tmp_path, model, "avx2", extra=("--precision_mode=allow_fp32_to_bf16",))
+    assert flags(om_packed) == 1
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in INPUT_SHAPES]
+    expected = ort_run(model, dict(zip(["x", "x2", "x3", "x4"], inputs)))
+    check_same_bits(om_packed, om_raw, inputs, expected, str(tmp_path), rtol=3e-2, atol=3e-2)
 
 
 def test_summary_reports_packed_only_weights(tmp_path):
