@@ -43,7 +43,8 @@ Value* Weight(Graph& g, const std::string& name, std::vector<int64_t> shape, uin
 
 // Conv (3x3 pad 1; grouped stride 2; 1x1) -> Flatten -> Gemm (transB) ->
 // MatMul -> Gemm, a batched MatMul with a constant 3-D B, a weight read by two
-// MatMuls (stored packed only) and one read by a MatMul and an Add (kept raw).
+// MatMuls (stored packed only), one read by a MatMul and an Add (kept raw), a
+// grouped strided ConvTranspose.
 std::shared_ptr<Graph> MakeModel() {
   auto g = std::make_shared<Graph>();
   g->name = "packed_weights";
@@ -52,10 +53,11 @@ std::shared_ptr<Graph> MakeModel() {
   Value* x = Input(*g, "x", {2, 8, 10, 10});
   Value* x2 = Input(*g, "x2", {3, 4, 10});
   Value* x3 = Input(*g, "x3", {12, 12});
+  Value* x5 = Input(*g, "x5", {1, 6, 5, 5});
   auto act = [&](const std::string& n) { return g->AddValue(n); };
   Value* c1 = act("c1"), *c2 = act("c2"), *c3 = act("c3"), *f = act("f"), *g1 = act("g1"), *m1 = act("m1");
   Value* y = act("y"), *y2 = act("y2"), *s1 = act("s1"), *s2 = act("s2"), *y3 = act("y3"), *t1 = act("t1"),
-         *y4 = act("y4");
+         *y4 = act("y4"), *y5 = act("y5");
   Node* conv1 = g->AddNode("Conv", "conv1", {x, Weight(*g, "w1", {16, 8, 3, 3}, 1), Weight(*g, "b1", {16}, 2)}, {c1});
   conv1->SetInts("pads", {1, 1, 1, 1});
   Node* conv2 = g->AddNode("Conv", "conv2", {c1, Weight(*g, "w2", {16, 8, 3, 3}, 3)}, {c2});
@@ -75,7 +77,10 @@ std::shared_ptr<Graph> MakeModel() {
   Value* mixed = Weight(*g, "mixed", {12, 12}, 11);
   g->AddNode("MatMul", "mixed_mm", {x3, mixed}, {t1});
   g->AddNode("Add", "mixed_add", {t1, mixed}, {y4});
-  g->outputs = {y, y2, y3, y4};
+  Node* deconv = g->AddNode("ConvTranspose", "deconv", {x5, Weight(*g, "wt", {6, 2, 3, 3}, 12)}, {y5});
+  deconv->SetInt("group", 2);
+  deconv->SetInts("strides", {2, 2});
+  g->outputs = {y, y2, y3, y4, y5};
   return g;
 }
 
@@ -165,7 +170,7 @@ TEST(OmPackedWeightsTest, WritesEachClaimedWeightOnceAndRunsBitIdentically) {
   ASSERT_TRUE(m.ok()) << m.status().message();
   // Every fp32 GEMM weight but the one an Add also reads; biases stay.
   uint64_t dropped = 0;
-  for (const char* name : {"w1", "w2", "w3", "wg", "wm", "wg2", "wb", "shared"}) {
+  for (const char* name : {"w1", "w2", "w3", "wg", "wm", "wg2", "wb", "shared", "wt"}) {
     const Value* v = FindValue(*m->graph, name);
     ASSERT_NE(v, nullptr) << name;
     ASSERT_TRUE(v->constant.has_value()) << name;
@@ -178,7 +183,7 @@ TEST(OmPackedWeightsTest, WritesEachClaimedWeightOnceAndRunsBitIdentically) {
     ASSERT_NE(v, nullptr);
     EXPECT_NE(v->constant->data(), nullptr) << name << " is read by an Add: its raw data must stay";
   }
-  EXPECT_EQ(m->packed_only_values, 8u);
+  EXPECT_EQ(m->packed_only_values, 9u);
   EXPECT_EQ(m->packed_only_bytes, dropped);
   EXPECT_LE(packed->size() + dropped, raw->size());
   EXPECT_NE(OmToJson(*m).find("\"packed_in_node\""), std::string::npos);

@@ -20,7 +20,7 @@ def make_model(rng):
     w = lambda name, *shape: numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32) * 0.1, name)
     inits = [w("w1", 16, 8, 3, 3), w("b1", 16), w("w2", 16, 8, 3, 3), w("w3", 24, 16, 1, 1),
              w("wg", 40, 384), w("cg", 40), w("wm", 40, 24), w("wb", 3, 10, 7), w("shared", 24, 24),
-             w("mixed", 12, 12), w("w4", 64, 64, 3, 3)]
+             w("mixed", 12, 12), w("w4", 64, 64, 3, 3), w("wt", 6, 2, 3, 3)]
     nodes = [
         helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c1"], ["r1"]),
@@ -35,14 +35,17 @@ def make_model(rng):
         helper.make_node("MatMul", ["x3", "mixed"], ["t1"]),
         helper.make_node("Add", ["t1", "mixed"], ["y3"]),
         helper.make_node("Conv", ["x4", "w4"], ["y4"], pads=[1, 1, 1, 1]),  # a Winograd shape
+        helper.make_node("ConvTranspose", ["x5", "wt"], ["y5"], group=2, strides=[2, 2]),
     ]
     f32 = TensorProto.FLOAT
     graph = helper.make_graph(
         nodes, "packed_weights",
         [helper.make_tensor_value_info("x", f32, [2, 8, 10, 10]), helper.make_tensor_value_info("x2", f32, [3, 4, 10]),
-         helper.make_tensor_value_info("x3", f32, [12, 12]), helper.make_tensor_value_info("x4", f32, [1, 64, 14, 14])],
+         helper.make_tensor_value_info("x3", f32, [12, 12]), helper.make_tensor_value_info("x4", f32, [1, 64, 14, 14]),
+         helper.make_tensor_value_info("x5", f32, [1, 6, 5, 5])],
         [helper.make_tensor_value_info("y", f32, [2, 24]), helper.make_tensor_value_info("y2", f32, [3, 4, 7]),
-         helper.make_tensor_value_info("y3", f32, [12, 12]), helper.make_tensor_value_info("y4", f32, [1, 64, 14, 14])],
+         helper.make_tensor_value_info("y3", f32, [12, 12]), helper.make_tensor_value_info("y4", f32, [1, 64, 14, 14]),
+         helper.make_tensor_value_info("y5", f32, [1, 4, 11, 11])],
         inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -53,8 +56,9 @@ def make_model(rng):
     return model, raw_bytes
 
 
-INPUT_SHAPES = ([2, 8, 10, 10], [3, 4, 10], [12, 12], [1, 64, 14, 14])
-NUM_OUTPUTS = 4
+INPUT_SHAPES = ([2, 8, 10, 10], [3, 4, 10], [12, 12], [1, 64, 14, 14], [1, 6, 5, 5])
+NUM_OUTPUTS = 5
+INPUT_NAMES = ["x", "x2", "x3", "x4", "x5"]
 
 
 def tool_env(isa=None, winograd=None, raw=False):
@@ -113,7 +117,7 @@ def test_weights_stored_once_and_results_bit_identical_on_every_isa(tmp_path):
     rng = np.random.default_rng(0)
     model, raw_bytes = make_model(rng)
     inputs = [rng.standard_normal(s).astype(np.float32) for s in INPUT_SHAPES]
-    expected = ort_run(model, dict(zip(["x", "x2", "x3", "x4"], inputs)))
+    expected = ort_run(model, dict(zip(INPUT_NAMES, inputs)))
     levels = ["scalar", "avx2", None]  # None: the best this CPU has
     for ci, compile_isa in enumerate(levels):
         om_packed, om_raw = compile_both(tmp_path, model, compile_isa)
@@ -129,7 +133,7 @@ def test_im2col_panels_feed_winograd_at_load(tmp_path):
     saved = os.path.getsize(om_raw) - os.path.getsize(om_packed)
     assert saved >= raw_bytes, f"the packed-only file saves {saved} bytes, the dropped weights are {raw_bytes}"
     inputs = [rng.standard_normal(s).astype(np.float32) for s in INPUT_SHAPES]
-    expected = ort_run(model, dict(zip(["x", "x2", "x3", "x4"], inputs)))
+    expected = ort_run(model, dict(zip(INPUT_NAMES, inputs)))
     for winograd in ("0", None):
         check_same_bits(om_packed, om_raw, inputs, expected, str(tmp_path), winograd=winograd)
 
@@ -143,7 +147,7 @@ def test_fp32_panels_feed_bf16_at_load(tmp_path):
     om_packed, om_raw = compile_both(tmp_path, model, "avx2", extra=("--precision_mode=allow_fp32_to_bf16",))
     assert flags(om_packed) == 1
     inputs = [rng.standard_normal(s).astype(np.float32) for s in INPUT_SHAPES]
-    expected = ort_run(model, dict(zip(["x", "x2", "x3", "x4"], inputs)))
+    expected = ort_run(model, dict(zip(INPUT_NAMES, inputs)))
     check_same_bits(om_packed, om_raw, inputs, expected, str(tmp_path), rtol=3e-2, atol=3e-2)
 
 
@@ -151,7 +155,7 @@ def test_summary_reports_packed_only_weights(tmp_path):
     model, _ = make_model(np.random.default_rng(1))
     om_packed, om_raw = compile_both(tmp_path, model)
     out = run_tool([ATC, "--mode=6", f"--om={om_packed}"]).stdout
-    assert "stored only prepacked: 7 weights" in out, out  # all but b1, cg, mixed and the Winograd w4
+    assert "stored only prepacked: 8 weights" in out, out  # all but b1, cg, mixed and the Winograd w4
     assert "stored only prepacked" not in run_tool([ATC, "--mode=6", f"--om={om_raw}"]).stdout
 
 

@@ -52,9 +52,18 @@ class ConvTransposeKernel final : public Kernel {
       tile_ = std::min(in_size, std::max<int64_t>(uk_->nr, kMaxColFloats / rows_ / uk_->nr * uk_->nr));
     col_floats_ = (rows_ * tile_ + 15) / 16 * 16;
     plan_ = gemm::SgemmPlan(*uk_, rows_, tile_, cg_, init.max_threads);
-    if (w.constant)
-      packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, w.constant->as<float>(), rows_,
-                                            true, rows_, cg_, init.prepacked, g_.group, cg_ * rows_);
+    if (w.constant) {
+      // Weights a .om stored only as these panels (PrepackedInputs) have no raw
+      // data: rebuilt from them when they were packed for another micro-kernel.
+      std::vector<float> rebuilt;
+      auto src = gemm::RawOrUnpacked(w.constant->as<float>(), init.prepacked, uk_, true, gemm::PackedSide::kA, rows_,
+                                     cg_, g_.group, rows_, true, cg_ * rows_, w.NumElements(), rebuilt);
+      if (!src.ok())
+        return src.status().WithContext(n.Describe() + ": weights '" + w.name + "' (stored only as prepacked panels)");
+      packed_w_ = gemm::PackedOperand::Make(*uk_, gemm::PackedSide::kA, *src, rows_, true, rows_, cg_, init.prepacked,
+                                            g_.group, cg_ * rows_);
+      if (packed_w_.empty()) return Internal(n.Describe(), ": weights could not be packed");
+    }
     return Status::Ok();
   }
 
@@ -81,6 +90,11 @@ class ConvTransposeKernel final : public Kernel {
   }
 
   std::vector<uint8_t> ExportPrepacked() const override { return packed_w_.Export(); }
+  // fp32 panels are a permutation of W: a .om may keep only them.
+  std::vector<int> PrepackedInputs() const override {
+    if (!packed_w_.empty()) return {1};
+    return {};
+  }
 
  private:
   void RunWith(const float* x, const float* w, const float* bias, float* y, ThreadPool* pool, float* scratch) const {
