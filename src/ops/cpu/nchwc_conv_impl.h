@@ -81,6 +81,14 @@ inline Vec<C> VMin(Vec<C> a, Vec<C> b) {
   return Select<C, false>(a, b);
 }
 
+// One input value in every lane. (GCC folds it into the FMAs as an embedded
+// broadcast operand. Forcing one vbroadcastss per pixel shared by the FB
+// FMAs, through an asm, measured slower: the asm made GCC spill accumulators.)
+template <int C, int FB>
+inline Vec<C> Broadcast(const float* p) {
+  return *p - Vec<C>{};
+}
+
 // Strides (in floats) of one convolution, fixed for all tiles.
 struct Strides {
   int64_t n_ib, cib;         // packed input blocks, channels per input block
@@ -97,7 +105,7 @@ inline Vec<C> Epilogue(const Strides& r, Vec<C> v) {
   if (r.act == oc::ActivationKind::kRelu) {
     v = VMax<C>(v, Vec<C>{});
   } else if (r.act == oc::ActivationKind::kClip) {
-    v = VMin<C>(VMax<C>(v, Vec<C>{} + r.lo), Vec<C>{} + r.hi);
+    v = VMin<C>(VMax<C>(v, r.lo - Vec<C>{}), r.hi - Vec<C>{});
   }
   return v;
 }
@@ -126,7 +134,7 @@ inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t 
             V wv[FB];
             for (int f = 0; f < FB; ++f) wv[f] = Load<C>(wp + f * r.w_ob + i * C);
             for (int j = 0; j < OW; ++j) {
-              const float s = xp[j * r.x_ow + i];
+              const V s = Broadcast<C, FB>(xp + j * r.x_ow + i);
               for (int f = 0; f < FB; ++f) acc[f][j] += wv[f] * s;
             }
           }
@@ -135,7 +143,7 @@ inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t 
             V wv[FB];
             for (int f = 0; f < FB; ++f) wv[f] = Load<C>(wp + f * r.w_ob + i * C);
             for (int j = 0; j < OW; ++j) {
-              const float s = xp[j * r.x_ow + i * r.x_ic];
+              const V s = Broadcast<C, FB>(xp + j * r.x_ow + i * r.x_ic);
               for (int f = 0; f < FB; ++f) acc[f][j] += wv[f] * s;
             }
           }

@@ -8,6 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <memory>
 
 #include "base/cpu_features.h"
 #include "base/thread_pool.h"
@@ -329,6 +332,97 @@ TEST(NchwcPool, GlobalAverage) {
     auto y = op.Run(&two);
     ASSERT_TRUE(y.ok()) << y.status().ToString();
     ExpectClose(Unblock(*y, n, ch, 1, 1, block), want, "global average", 1e-5f);
+  }
+}
+
+}  // namespace
+}  // namespace oc
+
+namespace oc {
+namespace {
+
+double CpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+// Per-layer timing of the blocked conv against the NCHW Conv op (1 thread,
+// process CPU time, median of 9): ResNet-50 and MobileNetV2 shapes.
+// Run: oc_unit_tests --gtest_also_run_disabled_tests --gtest_filter='NchwcBench*'
+TEST(NchwcBench, DISABLED_Layers) {
+  struct L { const char* name; Case c; };
+  const L layers[] = {
+      {"r50 stem 7x7/2", {.c = 3, .h = 224, .w = 224, .m = 64, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .pt = 3, .pl = 3,
+                          .pb = 3, .pr = 3, .nchw_input = true, .bias = true, .act = ActivationKind::kRelu}},
+      {"r50 56 1x1 64-64", {.c = 64, .h = 56, .w = 56, .m = 64, .kh = 1, .kw = 1, .bias = true}},
+      {"r50 56 3x3 64", {.c = 64, .h = 56, .w = 56, .m = 64, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true}},
+      {"r50 56 1x1 64-256", {.c = 64, .h = 56, .w = 56, .m = 256, .kh = 1, .kw = 1, .bias = true, .residual = true}},
+      {"r50 28 3x3 128", {.c = 128, .h = 28, .w = 28, .m = 128, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true}},
+      {"r50 14 3x3 256", {.c = 256, .h = 14, .w = 14, .m = 256, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true}},
+      {"r50 14 1x1 1024-256", {.c = 1024, .h = 14, .w = 14, .m = 256, .kh = 1, .kw = 1, .bias = true}},
+      {"r50 7 3x3 512", {.c = 512, .h = 7, .w = 7, .m = 512, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true}},
+      {"r50 7 1x1 512-2048", {.c = 512, .h = 7, .w = 7, .m = 2048, .kh = 1, .kw = 1, .bias = true}},
+      {"r50 14->7 1x1/2 1024-2048", {.c = 1024, .h = 14, .w = 14, .m = 2048, .kh = 1, .kw = 1, .sh = 2, .sw = 2}},
+      {"mv2 112 dw3x3 32", {.c = 32, .h = 112, .w = 112, .m = 32, .pt = 1, .pl = 1, .pb = 1, .pr = 1,
+                            .depthwise = true, .bias = true, .act = ActivationKind::kClip}},
+      {"mv2 56 dw3x3/2 144", {.c = 144, .h = 56, .w = 56, .m = 144, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1,
+                              .pr = 1, .depthwise = true, .bias = true, .act = ActivationKind::kClip}},
+      {"mv2 28 1x1 32-192", {.c = 32, .h = 28, .w = 28, .m = 192, .kh = 1, .kw = 1, .bias = true}},
+      {"mv2 7 1x1 960-160", {.c = 960, .h = 7, .w = 7, .m = 160, .kh = 1, .kw = 1, .bias = true}},
+  };
+  ThreadPool one(1);
+  const int block = nchwc::BlockForIsa(SelectedIsa());
+  if (block == 0) GTEST_SKIP() << "no blocked layout on this ISA";
+  for (const L& l : layers) {
+    const Case& s = l.c;
+    const Data d = MakeData(s, 3);
+    auto make = [&](bool blocked) {
+      auto op = std::make_unique<OpCase>(blocked ? "NchwcConv" : "Conv", blocked ? 1 : 17,
+                                         blocked ? kOpenCannDomain : "");
+      Node& n = op->node();
+      if (blocked) n.SetInt("block", block);
+      n.SetInts("kernel_shape", {s.kh, s.kw});
+      n.SetInts("strides", {s.sh, s.sw});
+      n.SetInts("pads", {s.pt, s.pl, s.pb, s.pr});
+      if (s.depthwise) n.SetInt("group", s.c);
+      if (s.nchw_input && blocked) n.SetInt("nchw_input", 1);
+      const int64_t cb = (s.c + block - 1) / block;
+      if (!blocked || s.nchw_input) op->In({s.n, s.c, s.h, s.w}, d.x, false);
+      else op->In({s.n, cb, s.h, s.w, block}, Block(d.x, s.n, s.c, s.h, s.w, block), false);
+      op->In({s.m, s.depthwise ? 1 : s.c, s.kh, s.kw}, d.w, true);
+      op->In({s.m}, s.bias ? d.b : std::vector<float>(s.m, 0.f), true);
+      return op;
+    };
+    double t[2];
+    for (int blocked = 0; blocked < 2; ++blocked) {
+      auto op = make(blocked);
+      ASSERT_TRUE(op->Infer().ok());
+      const Node& n = op->node();
+      const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
+      auto k = def->cpu(KernelInit{n, {}, 1});
+      ASSERT_TRUE(k.ok()) << k.status().ToString();
+      const int64_t cb = (s.c + block - 1) / block;
+      std::vector<float> x = blocked && !s.nchw_input ? Block(d.x, s.n, s.c, s.h, s.w, block) : d.x;
+      (void)cb;
+      std::vector<float> y(n.outputs[0]->NumElements());
+      std::vector<uint8_t> scratch((*k)->ScratchBytes() + 64);
+      void* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+      const void* ins[] = {x.data(), d.w.data(), n.input(2)->constant->data()};
+      void* outs[] = {y.data()};
+      KernelIO io{ins, 3, outs, 1, &one, aligned};
+      std::vector<double> times;
+      for (int r = 0; r < 9; ++r) {
+        const double t0 = CpuSeconds();
+        ASSERT_TRUE((*k)->Run(io).ok());
+        times.push_back(CpuSeconds() - t0);
+      }
+      std::sort(times.begin(), times.end());
+      t[blocked] = times[times.size() / 2];
+    }
+    const double macs = double(s.n) * s.m * s.OutH() * s.OutW() * s.kh * s.kw * (s.depthwise ? 1 : s.c);
+    std::printf("%-28s NCHW %7.3f ms  NCHWc %7.3f ms  (%.2fx, %.0f GFLOP/s blocked)\n",
+                l.name, t[0] * 1e3, t[1] * 1e3, t[0] / t[1], 2 * macs / t[1] * 1e-9);
   }
 }
 
