@@ -489,6 +489,14 @@ inline void DepthwisePlaneImpl(const ConvGeometry& g, int64_t mg, const float* x
   const int64_t P = pl.pitch;
   float* plane = scratch;
   float* out = scratch + pl.plane_floats;
+  // Relu / Clip / LeakyRelu on the vectors before they are stored, unless a
+  // residual comes first (then ApplyActivation per plane, after it).
+  int clamp = 0;
+  float lo = 0.f, hi = 0.f;
+  if (!z && act.kind == ActivationKind::kRelu) clamp = 1, lo = 0.f, hi = __builtin_inff();
+  else if (!z && act.kind == ActivationKind::kClip) clamp = 1, lo = act.alpha, hi = act.beta;
+  else if (!z && act.kind == ActivationKind::kLeakyRelu) clamp = 2, lo = act.alpha;
+  const bool fused_act = clamp != 0;
   std::fill(plane, plane + pl.plane_floats, 0.f);  // padding and the tail stay zero
   const float* p[kDepthwiseMaxTaps];
   for (int64_t ky = 0; ky < KH; ++ky)
@@ -510,18 +518,31 @@ inline void DepthwisePlaneImpl(const ConvGeometry& g, int64_t mg, const float* x
     }
     const float bv = bias ? bias[c] : 0.f;
     const float* wc = w + c * taps;
-    if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, nullptr, out, pl.out_floats, 0, 0.f, 0.f);
-    else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, nullptr, out, pl.out_floats, 0, 0.f, 0.f);
-    else DepthwiseRowTaps<0>(p, wc, taps, bv, nullptr, out, pl.out_floats, 0, 0.f, 0.f);
+    if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, nullptr, out, pl.out_floats, clamp, lo, hi);
+    else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, nullptr, out, pl.out_floats, clamp, lo, hi);
+    else DepthwiseRowTaps<0>(p, wc, taps, bv, nullptr, out, pl.out_floats, clamp, lo, hi);
     float* yc = y + bc * OH * OW;
     const float* zc = z ? z + bc * OH * OW : nullptr;
-    for (int64_t oy = 0; oy < OH; ++oy) {
-      float* yrow = yc + oy * OW;
-      const float* o = out + oy * P;
-      if (zc) for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = o[ox] + zc[oy * OW + ox];
-      else for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = o[ox];
+    if (!zc && OW >= 4 && OW <= 16) {
+      // Rows move as fixed 8- or 16-float copies in order, each spilling into
+      // the next row (the copy is at most 2*OW wide: never past the row after
+      // it), which that row then overwrites; the last row is copied exactly,
+      // so nothing past the plane is written. Per-element copies of rows this
+      // short cost a third of the layer.
+      if (OW >= 8)
+        for (int64_t oy = 0; oy + 1 < OH; ++oy) std::memcpy(yc + oy * OW, out + oy * P, 16 * sizeof(float));
+      else
+        for (int64_t oy = 0; oy + 1 < OH; ++oy) std::memcpy(yc + oy * OW, out + oy * P, 8 * sizeof(float));
+      for (int64_t ox = 0; ox < OW; ++ox) yc[(OH - 1) * OW + ox] = out[(OH - 1) * P + ox];
+    } else {
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        float* yrow = yc + oy * OW;
+        const float* o = out + oy * P;
+        if (zc) for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = o[ox] + zc[oy * OW + ox];
+        else for (int64_t ox = 0; ox < OW; ++ox) yrow[ox] = o[ox];
+      }
     }
-    if (act.kind != ActivationKind::kNone) ApplyActivation(act, yc, OH * OW);
+    if (!fused_act && act.kind != ActivationKind::kNone) ApplyActivation(act, yc, OH * OW);
   }
 }
 

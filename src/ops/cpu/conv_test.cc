@@ -173,6 +173,14 @@ TEST(ConvOp, GroupsAndDepthwise) {
   CheckConv({.x = {2, 6, 7, 7}, .m = 6, .k = {3, 3}, .group = 6, .pads = {1, 1, 1, 1}, .bias = true,
              .residual = true, .relu = true},
             "depthwise 7x7 plane, fused");
+  // Small planes without a residual: the activation fused into the vectors,
+  // rows copied 16 floats at a time (widths below, at and near 16).
+  for (int64_t w : {1, 3, 4, 7, 8, 14, 15})
+    CheckConv({.x = {2, 5, 6, w}, .m = 5, .k = {3, 3}, .group = 5, .pads = {1, 1, 1, 1}, .bias = true,
+               .relu6 = true},
+              "depthwise small plane ReLU6, width " + std::to_string(w));
+  CheckConv({.x = {1, 4, 7, 7}, .m = 4, .k = {3, 3}, .group = 4, .pads = {1, 1, 1, 1}, .relu = true},
+            "depthwise 7x7 plane Relu, no bias");
   CheckConv({.x = {1, 3, 9, 12}, .m = 6, .k = {5, 3}, .group = 3, .dilation = {2, 1}, .pads = {3, 0, 1, 2}},
             "depthwise small plane, 5x3 dilated, multiplier 2, asymmetric pads");
   CheckConv({.x = {1, 2, 6, 5}, .m = 2, .k = {3, 3}, .group = 2}, "depthwise small plane, no pads");
