@@ -5,7 +5,9 @@
 // with the output's element count, every activation kind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "base/thread_pool.h"
 #include "ops/cpu/activation.h"
@@ -152,6 +154,17 @@ TEST(GemmResidual, DeferActivationKeepsFusableOnes) {
   relu.kind = ActivationKind::kRelu;
   gemm::ApplyDeferredActivation(relu, c.data(), 3, 2, 2, nullptr);
   EXPECT_EQ(c, (std::vector<float>{0.f, 2.f, 99.f, 0.f, 4.f, 99.f}));
+  // Column and row splits over threads, widths not a multiple of 16, ldc > n.
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{3, 1000}, {1000, 3}, {70, 70}, {5, 64}, {2, 4099}})
+    for (int threads : {1, 2, 3}) {
+      ThreadPool pool(threads);
+      const int64_t ldc = n + 5;
+      std::vector<float> x = Rand(m * ldc, 31), want = x;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) want[i * ldc + j] = std::max(want[i * ldc + j], 0.f);
+      gemm::ApplyDeferredActivation(relu, x.data(), ldc, m, n, &pool);
+      EXPECT_EQ(x, want) << m << "x" << n << " threads " << threads;
+    }
 }
 
 }  // namespace
