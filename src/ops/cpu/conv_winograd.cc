@@ -88,12 +88,17 @@ bool WinogradPreferred(const ConvGeometry& g) {
     return !(e && std::strcmp(e, "0") == 0);
   }();
   if (!enabled || !WinogradApplicable(g)) return false;
-  // Measured at 1 thread (winograd_test's DISABLED_BenchResNetShapes, AVX-512):
-  // 64ch 56x56 1.15-1.2x, 128ch 28x28 1.7x, 256ch 14x14 1.55x, 64ch 14x14 1.1x
-  // faster than im2col; 32ch 56x56 0.8x (the transforms dominate short K) and
-  // 512ch 7x7 0.6x (4 tiles: 4x the weight bytes of im2col, streamed once
-  // per image, and 49 of 64 outputs used).
-  return g.c_in >= 64 && g.c_out >= 64 && g.out[1] >= 14 && g.out[2] >= 14;
+  // Measured at 1 thread (winograd_test's DISABLED_BenchResNetShapes, AVX-512,
+  // with the register-transposed transforms): 1.3-2.5x faster than im2col from
+  // 16 to 256 channels at 7x7 to 56x56 outputs (32ch 56x56 2.1x, 64ch 7x7
+  // 2.5x, 256ch 7x7 1.3x); slower with 8 input channels (0.78x: the
+  // transforms dominate short K) and from 512x512 channels on (0.7-0.98x at
+  // 7x7-14x14: the 36 transformed weight matrices, 16x the bytes of W, are
+  // streamed from memory once per tile batch). With AVX2 (a GEMM a third as
+  // fast) it wins on all of these, 512 and 1024 channels included (1.1-2.9x),
+  // and breaks even at 8 input channels.
+  const bool wide_ok = SelectedIsa() != Isa::kAvx512 || g.c_in * g.c_out <= 256 * 256;
+  return g.c_in >= 16 && g.c_out >= 16 && wide_ok && g.out[1] >= 7 && g.out[2] >= 7;
 }
 
 WinogradConv::WinogradConv(const ConvGeometry& g, const float* w, std::span<const uint8_t> prepacked,
