@@ -87,6 +87,15 @@ TEST(GemmResidual, FusedMatMulAddsZInTheEpilogue) {
   }
 }
 
+TEST(GemmResidual, VocabularyWideBRunsInColumnChunks) {
+  // N >= 8192 with a constant B: the language-model-head path (A packed once,
+  // 256-column chunks over threads); a partial last chunk and a folded batch.
+  for (int threads : {1, 2, 3}) {
+    CheckFusedMatMul({2, 9, 8195, 40, false, true, "Gelu"}, threads);
+    CheckFusedMatMul({1, 15, 8224, 33, false, false, ""}, threads);
+  }
+}
+
 TEST(GemmResidual, DeferredActivationsMatchTheReference) {
   for (const char* act : {"Gelu", "GeluTanh", "Sigmoid", "Tanh", "Relu"})
     for (int threads : {1, 2}) {
