@@ -11,6 +11,7 @@
 #include "executor/executable.h"
 #include "om/om_file.h"
 #include "om/om_format.h"
+#include "om_schema_generated.h"
 #include "ops/cpu/gemm_kernel.h"
 #include "passes/pipeline.h"
 
@@ -330,6 +331,139 @@ TEST(OmPackedWeightsTest, WriterKeepsWeightsOfUnlistedOps) {
   EXPECT_FALSE(om_internal::AcceptsPackedOnlyInput("", "Add", 1));
   EXPECT_FALSE(om_internal::AcceptsPackedOnlyInput("", "MatMul", 0));
   EXPECT_TRUE(om_internal::AcceptsPackedOnlyInput("com.opencann", "FusedConv", 1));
+}
+
+// ---- Hand-built files: what the writer never produces must not load ---------
+
+// x [2,4] -> MatMul(x, w [4,3], w stored packed only in node 0) -> y, and an
+// optional second node; `mutate` edits the description first.
+struct HandValue {
+  std::string name;
+  int32_t dtype = 1;
+  std::vector<int64_t> shape;
+  om::ValueKind kind = om::ValueKind::Activation;
+  int64_t arena_offset = -1;
+  uint64_t data_size = 0;
+  int32_t packed_in_node = -1;
+};
+struct HandNode {
+  std::string name, domain, op_type;
+  std::vector<int32_t> inputs, outputs;
+  uint64_t prepacked_size = 64;
+};
+struct HandModel {
+  std::vector<HandValue> values = {{"x", 1, {2, 4}, om::ValueKind::Input},
+                                   {"w", 1, {4, 3}, om::ValueKind::Constant, -1, 0, -1},
+                                   {"y", 1, {2, 3}, om::ValueKind::Output}};
+  std::vector<HandNode> nodes = {{"mm", "", "MatMul", {0, 1}, {2}}};
+  std::vector<int32_t> outputs = {2};
+  uint32_t flags = om_internal::kOmFlagPackedOnlyWeights;
+  uint32_t version = kOmFormatVersion;
+};
+
+std::vector<uint8_t> BuildHand(const std::function<void(HandModel&)>& mutate) {
+  HandModel h;
+  mutate(h);
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<flatbuffers::Offset<om::Value>> values;
+  for (const HandValue& v : h.values)
+    values.push_back(om::CreateValue(b, b.CreateString(v.name), v.dtype, b.CreateVector(v.shape), 0, v.kind,
+                                     v.arena_offset, 0, v.data_size, false, 0, v.packed_in_node));
+  std::vector<flatbuffers::Offset<om::Node>> nodes;
+  uint64_t blob_at = 0;
+  for (const HandNode& n : h.nodes) {
+    nodes.push_back(om::CreateNode(b, b.CreateString(n.name), b.CreateString(n.domain), b.CreateString(n.op_type),
+                                   n.domain.empty() ? 17 : 1, b.CreateVector(n.inputs), b.CreateVector(n.outputs),
+                                   0, n.prepacked_size ? blob_at : 0, n.prepacked_size));
+    blob_at += (n.prepacked_size + 63) / 64 * 64;
+  }
+  std::vector<flatbuffers::Offset<om::OpsetImport>> opsets = {om::CreateOpsetImport(b, b.CreateString(""), 17),
+                                                              om::CreateOpsetImport(b, b.CreateString("com.opencann"), 1)};
+  std::vector<int32_t> inputs = {0};
+  auto model = om::CreateModel(b, b.CreateString("hand"), b.CreateString("test"), b.CreateString(HostTarget()),
+                               b.CreateString("onnx"), 0, 8, b.CreateVector(opsets), 0, b.CreateVector(values),
+                               b.CreateVector(nodes), b.CreateVector(inputs), b.CreateVector(h.outputs), 0, -1);
+  om::FinishModelBuffer(b, model);
+  std::vector<uint8_t> blob(std::max<uint64_t>(blob_at, 64), 0);
+  return om_internal::PackContainer(std::span<const uint8_t>(b.GetBufferPointer(), b.GetSize()), blob, HostTarget(),
+                                    h.version, h.flags);
+}
+
+Status LoadHand(const std::function<void(HandModel&)>& mutate) {
+  auto file = BuildHand(mutate);
+  auto m = LoadOmMemory(file.data(), file.size());
+  return m.ok() ? Status::Ok() : m.status();
+}
+
+void ExpectRefused(const char* what, const std::function<void(HandModel&)>& mutate, const char* expect) {
+  Status st = LoadHand(mutate);
+  EXPECT_FALSE(st.ok()) << what;
+  EXPECT_NE(st.message().find(expect), std::string::npos) << what << ": " << st.message();
+}
+
+TEST(OmPackedWeightsTest, ReaderRefusesPackedOnlyWeightsWhereNoKernelRebuildsThem) {
+  auto packed = [](HandModel& h) { h.values[1].packed_in_node = 0; };
+  {
+    // Well formed, so it loads; its blob is zeros, not GEMM panels, which
+    // kernel creation reports instead of running on a null weight.
+    auto file = BuildHand(packed);
+    auto m = LoadOmMemory(file.data(), file.size());
+    ASSERT_TRUE(m.ok()) << m.status().message();
+    auto exe = Executable::Create(m->graph, m->prepacked);
+    ASSERT_FALSE(exe.ok());
+    EXPECT_NE(exe.status().message().find("'mm'"), std::string::npos) << exe.status().message();
+    EXPECT_NE(exe.status().message().find("magic"), std::string::npos) << exe.status().message();
+  }
+  ExpectRefused("read by an Add", [&](HandModel& h) {
+    packed(h);
+    h.values.push_back({"z", 1, {2, 3}, om::ValueKind::Output});
+    h.nodes.push_back({"add", "", "Add", {1, 1}, {3}, 0});
+    h.outputs.push_back(3);
+  }, "cannot use");
+  ExpectRefused("as MatMul input 0", [&](HandModel& h) {
+    packed(h);
+    h.values[1].shape = {2, 4};
+    h.nodes[0].inputs = {1, 0};
+    h.values[0].shape = {4, 3};
+  }, "cannot use");
+  ExpectRefused("node without prepacked bytes", [&](HandModel& h) {
+    packed(h);
+    h.nodes[0].prepacked_size = 0;
+  }, "without prepacked bytes");
+  ExpectRefused("a graph output", [&](HandModel& h) {
+    packed(h);
+    h.outputs.push_back(1);
+  }, "stored only in prepacked bytes");
+  ExpectRefused("packed_in_node of a node not reading it", [&](HandModel& h) {
+    packed(h);
+    h.values[1].packed_in_node = 7;
+  }, "does not read it");
+  ExpectRefused("int64 weight", [&](HandModel& h) {
+    packed(h);
+    h.values[1].dtype = 7;
+  }, "float32");
+  ExpectRefused("float64 input 0", [&](HandModel& h) {
+    packed(h);
+    h.values[0].dtype = 11;
+  }, "cannot use");
+  ExpectRefused("carrying data", [&](HandModel& h) {
+    packed(h);
+    h.values[1].data_size = 48;
+  }, "carries data");
+  ExpectRefused("on an activation", [&](HandModel& h) {
+    packed(h);
+    h.values[2].packed_in_node = 0;
+  }, "no constant");
+  ExpectRefused("flag off", [&](HandModel& h) {
+    packed(h);
+    h.flags = 0;
+  }, "header flag 0x1");
+  ExpectRefused("flag on, nothing packed only", [&](HandModel& h) { h.values[1].data_size = 48; },
+                "no constant is stored that way");
+  ExpectRefused("flag in a version-2 file", [&](HandModel& h) {
+    packed(h);
+    h.version = kOmFormatVersionDynamic;
+  }, "need format version 1");
 }
 
 }  // namespace
