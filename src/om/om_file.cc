@@ -377,10 +377,7 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     return InvalidArgument(prepacked.size(), " prepacked entries for ", graph.nodes().size(),
                            " nodes");
 
-  // Only static single-graph files (format version 1) drop raw weights.
-  std::vector<int32_t> packed_in(graph.values().size(), -1);
-  if (!options.prepacked_inputs.empty() && !dynamic && !NeedsVersion3(graph))
-    packed_in = PackedOnlyPlan(graph, prepacked, options.prepacked_inputs);
+  const std::vector<int32_t> packed_in = PlanPackedOnlyWeights(graph, prepacked, options);
   uint32_t flags = 0;
   for (int32_t p : packed_in)
     if (p >= 0) flags = om_internal::kOmFlagPackedOnlyWeights;
@@ -493,6 +490,15 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
     return check.status().WithContext(
         StrCat("the .om written for graph '", graph.name, "' fails its own verification"));
   return file;
+}
+
+std::vector<int32_t> PlanPackedOnlyWeights(const Graph& graph,
+                                           const std::vector<std::vector<uint8_t>>& prepacked,
+                                           const OmWriteOptions& options) {
+  // Only static single-graph files (format version 1) drop raw weights.
+  if (options.prepacked_inputs.empty() || HasUnknownDims(graph) || NeedsVersion3(graph))
+    return std::vector<int32_t>(graph.values().size(), -1);
+  return PackedOnlyPlan(graph, prepacked, options.prepacked_inputs);
 }
 
 Status WriteOmFile(const std::string& path, const Graph& graph,

@@ -65,6 +65,12 @@ Expected<std::vector<uint8_t>> SerializeOm(const Graph& graph,
 Status WriteOmFile(const std::string& path, const Graph& graph,
                    const std::vector<std::vector<uint8_t>>& prepacked, const OmWriteOptions& options);
 
+// Per value id: the node whose prepacked bytes alone SerializeOm would store
+// the value in (Value.packed_in_node), or -1 where it keeps the raw data.
+std::vector<int32_t> PlanPackedOnlyWeights(const Graph& graph,
+                                           const std::vector<std::vector<uint8_t>>& prepacked,
+                                           const OmWriteOptions& options);
+
 // Verifies everything (magic, versions, checksum, every offset and size, every
 // index, dtype and op) before building the graph. Never crashes on bad input.
 Expected<OmModel> LoadOmFile(const std::string& path);

@@ -302,12 +302,14 @@ std::vector<uint8_t> PackContainer(std::span<const uint8_t> flatbuffer,
 }
 
 bool AcceptsPackedOnlyInput(std::string_view domain, std::string_view op_type, size_t input) {
-  // Gemm/MatMul: B (gemm_op.cc, matmul.cc); Conv, ConvTranspose: W (conv.cc, conv_transpose.cc).
+  // Gemm/MatMul: B (gemm_op.cc, matmul.cc); Conv, ConvTranspose: W (conv.cc, conv_transpose.cc);
+  // NchwcConv: W (nchwc_ops.cc).
   if (input != 1) return false;
   if (domain.empty())
     return op_type == "Gemm" || op_type == "MatMul" || op_type == "Conv" || op_type == "ConvTranspose";
   return domain == "com.opencann" &&
-         (op_type == "FusedGemm" || op_type == "FusedMatMul" || op_type == "FusedConv");
+         (op_type == "FusedGemm" || op_type == "FusedMatMul" || op_type == "FusedConv" ||
+          op_type == "NchwcConv");
 }
 
 void Reseal(std::vector<uint8_t>& file) {

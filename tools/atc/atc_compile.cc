@@ -376,7 +376,12 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   for (const auto& p : prepacked) packed += static_cast<int64_t>(p.size());
   std::printf("Model: %zu nodes, %zu inputs, %zu outputs, target %s\n", graph->nodes().size(),
               graph->inputs.size(), graph->outputs.size(), wopts.target.c_str());
-  std::printf("Weights: %s, prepacked: %s\n", FormatBytes(weights).c_str(), FormatBytes(packed).c_str());
+  int64_t packed_only = 0;
+  const std::vector<int32_t> plan = PlanPackedOnlyWeights(*graph, prepacked, wopts);
+  for (const auto& v : graph->values())
+    if (v->constant && plan[v->id] >= 0) packed_only += static_cast<int64_t>(v->constant->size());
+  std::printf("Weights: %s, prepacked: %s, weights stored only prepacked: %s\n", FormatBytes(weights).c_str(),
+              FormatBytes(packed).c_str(), FormatBytes(packed_only).c_str());
   if (int8) {
     // Reported with the accuracy figures above.
   } else if (gemm::IsBf16PrecisionMode(copts.precision_mode)) {
