@@ -42,4 +42,30 @@ void ApplyDeferredActivation(const Activation& act, float* c, int64_t ldc, int64
   pool->ParallelFor(m, std::max<int64_t>(1, kChunk / n), [&](int64_t r0, int64_t r1) { rows(r0, r1); });
 }
 
+size_t SharedPackedABytes(const GemmUkernel& uk, int64_t m, int64_t k) {
+  return (static_cast<size_t>(PackedASize(uk, m, k)) * sizeof(float) + 63) / 64 * 64;
+}
+
+void PackAShared(const GemmUkernel& uk, const float* a, int64_t lda, int64_t m, int64_t k, float* dst,
+                 ThreadPool* pool) {
+  const int64_t panels = (m + uk.mr - 1) / uk.mr;
+  auto pack = [&](int64_t p0, int64_t p1) {
+    const int64_t r0 = p0 * uk.mr, r1 = std::min(m, p1 * uk.mr);
+    PackA(uk, a + r0 * lda, lda, false, r1 - r0, k, dst + p0 * uk.mr * k);
+  };
+  // ~64 KiB of A per chunk at least: packing is a copy, cheap next to a wake-up.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 14) / std::max<int64_t>(1, uk.mr * k));
+  if (pool) pool->ParallelFor(panels, grain, [&](int64_t p0, int64_t p1) { pack(p0, p1); });
+  else pack(0, panels);
+}
+
+void PackAOnce(SgemmArgs& g, const GemmUkernel& uk, float* dst, ThreadPool* pool, int64_t threads) {
+  if (!dst || !g.a || g.packed_a || g.trans_a || g.m <= 0 || g.k <= 0) return;
+  // Repacked per task (threads > 1, small M: column split) or per NC block.
+  if (threads <= 1 && g.n <= uk.nc) return;
+  PackAShared(uk, g.a, g.lda, g.m, g.k, dst, threads > 1 ? pool : nullptr);
+  g.packed_a = dst;
+  g.a = nullptr;
+}
+
 }  // namespace oc::gemm

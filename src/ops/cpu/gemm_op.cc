@@ -165,6 +165,9 @@ class GemmKernel final : public Kernel {
       if (io.scratch) bf16_plan_.Run(g, nullptr, pb, io.pool, io.scratch);
       else bf16_plan_.Run(g, nullptr, pb, io.pool);
     } else if (io.scratch) {
+      if (PackedABytes())
+        gemm::PackAOnce(g, *uk_, reinterpret_cast<float*>(static_cast<uint8_t*>(io.scratch) + plan_.ScratchBytes()),
+                        io.pool, io.pool->num_threads());
       plan_.Run(g, io.pool, io.scratch);
     } else {
       plan_.Run(g, io.pool);
@@ -182,7 +185,13 @@ class GemmKernel final : public Kernel {
     return {};
   }
   size_t ScratchBytes() const override {
-    return bf16_plan_.valid() ? bf16_plan_.ScratchBytes() : plan_.ScratchBytes();
+    return bf16_plan_.valid() ? bf16_plan_.ScratchBytes() : plan_.ScratchBytes() + PackedABytes();
+  }
+  // A packed once (gemm_activation.h) when B is a constant: after the GEMM
+  // buffers in the scratch.
+  size_t PackedABytes() const {
+    if (bf16_plan_.valid() || packed_b_.empty() || ta_ || uk_ == nullptr) return 0;
+    return gemm::SharedPackedABytes(*uk_, d_.m, d_.k);
   }
 
  private:

@@ -84,6 +84,7 @@ TEST(GemmResidual, FusedMatMulAddsZInTheEpilogue) {
     CheckFusedMatMul({1, 128, 96, 64, false, true, "Relu"}, threads);   // act after the residual, in registers
     CheckFusedMatMul({1, 29, 45, 20, false, true, "GeluTanh"}, threads);  // deferred act after the residual
     CheckFusedMatMul({7, 17, 19, 8, true, false, "Sigmoid"}, threads);  // per-matrix products, split by thread
+    CheckFusedMatMul({1, 30, 1100, 50, false, true, "Gelu"}, threads);  // N past one NC block: A packed once
   }
 }
 

@@ -162,6 +162,7 @@ class MatMulKernel final : public Kernel {
     auto one = [&](size_t t, gemm::SgemmArgs& gt) {
       const auto [ai, bi] = offsets_[t];
       gt.a = a + ai * d_.m * d_.k;
+      gt.packed_a = nullptr;
       if (!packed_b_.empty()) gt.packed_b = packed_b_.group(bi);
       else if (!bf16_b_.empty()) bf16_b = bf16_b_.group(bi);
       else gt.b = b + bi * d_.k * d_.n;
@@ -215,6 +216,7 @@ class MatMulKernel final : public Kernel {
     }
     for (size_t t = 0; t < offsets_.size(); ++t) {
       one(t, g);
+      if (io.scratch && PackedABytes()) gemm::PackAOnce(g, *uk_, PackedAScratch(io), io.pool, threads);
       run(g, io.pool, io.scratch);
     }
     gemm::ApplyDeferredActivation(deferred, y, d_.n, out_rows, d_.n, io.pool);
@@ -229,7 +231,7 @@ class MatMulKernel final : public Kernel {
     if (!bf16_plan_.valid() && !packed_b_.empty()) return {1};
     return {};
   }
-  size_t ScratchBytes() const override { return GemmScratchBytes() + WidePackedABytes(); }
+  size_t ScratchBytes() const override { return GemmScratchBytes() + PackedABytes(); }
 
  private:
   size_t GemmScratchBytes() const {
@@ -247,20 +249,21 @@ class MatMulKernel final : public Kernel {
   bool WideB() const {
     return !bf16_plan_.valid() && !packed_b_.empty() && offsets_.size() == 1 && d_.n >= kWideN && uk_ != nullptr;
   }
-  size_t WidePackedABytes() const {
-    if (!WideB()) return 0;
-    return (static_cast<size_t>(gemm::PackedASize(*uk_, fold_m_, d_.k)) * sizeof(float) + 63) / 64 * 64;
+  // A packed once (gemm_activation.h) for a single product with a constant B:
+  // after the GEMM buffers in the scratch.
+  size_t PackedABytes() const {
+    if (bf16_plan_.valid() || packed_b_.empty() || offsets_.size() != 1 || uk_ == nullptr) return 0;
+    return gemm::SharedPackedABytes(*uk_, fold_m_, d_.k);
+  }
+  float* PackedAScratch(const KernelIO& io) const {
+    return reinterpret_cast<float*>(static_cast<uint8_t*>(io.scratch) + GemmScratchBytes());
   }
   // `g` holds the whole product's arguments (bias, residual, fused activation).
   void RunWide(const gemm::SgemmArgs& g, const float* a, float* y, const KernelIO& io) const {
-    const int mr = uk_->mr, nr = uk_->nr;
+    const int nr = uk_->nr;
     const int64_t K = d_.k, N = d_.n;
-    float* pa = reinterpret_cast<float*>(static_cast<uint8_t*>(io.scratch) + GemmScratchBytes());
-    const int64_t row_panels = (fold_m_ + mr - 1) / mr;
-    io.pool->ParallelFor(row_panels, 1, [&](int64_t p0, int64_t p1) {
-      const int64_t r0 = p0 * mr, r1 = std::min(fold_m_, p1 * mr);
-      gemm::PackA(*uk_, a + r0 * K, K, false, r1 - r0, K, pa + p0 * mr * K);
-    });
+    float* pa = PackedAScratch(io);
+    gemm::PackAShared(*uk_, a, K, fold_m_, K, pa, io.pool);
     const int64_t width = std::max<int64_t>(nr, kWideChunk / nr * nr);
     const int64_t chunks = (N + width - 1) / width;
     const int64_t threads = std::min<int64_t>({io.pool->num_threads(), max_threads_, chunks});
