@@ -193,8 +193,15 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     } else {
       b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
     }
-    // Touch the A panel a few steps ahead; B is L1-resident by construction.
+    // Touch the A panel a few steps ahead. B is L1-resident after the first
+    // tile of a panel, but that first tile streams it from L3 or memory
+    // (pre-packed weights: page by page, where the hardware prefetcher
+    // restarts), so it is asked for 16 steps ahead too: BERT-base shapes
+    // 128 x {768, 2304, 3072} x 768 and 128 x 768 x 3072 +9-20% CPU time.
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
+    const float* bn = kLdb ? b + 16 * ldb : b + 32 * 16;
+    _mm_prefetch(reinterpret_cast<const char*>(bn), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(bn + 16), _MM_HINT_T0);
 #pragma GCC unroll 14
     for (int i = 0; i < M; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
