@@ -19,6 +19,8 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
   for (int64_t k = 0; k < kc; ++k) {
     const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
     _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
+    // B 16 steps ahead: the first tile of a panel streams it from L3/memory.
+    _mm_prefetch(reinterpret_cast<const char*>(b + 16 * 16), _MM_HINT_T0);
 #pragma GCC unroll 6
     for (int i = 0; i < M; ++i) {
       const __m256 ai = _mm256_broadcast_ss(a + i);
@@ -44,6 +46,9 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     return;
   }
   alignas(32) float tile[16];
+  // Unrolled like the loops above: a runtime index into c0/c1 would make GCC
+  // keep the accumulators in memory, storing all 12 to the stack every k step.
+#pragma GCC unroll 6
   for (int i = 0; i < M; ++i) {
     float* ci = c + i * ldc;
     _mm256_store_ps(tile, _mm256_mul_ps(c0[i], va));
