@@ -84,6 +84,39 @@ def ort_child(model, inputs_npz, threads, warmup, runs):
                       "peak_rss_mb": peak_rss_mb()}))
 
 
+def ov_child(model, inputs_npz, threads, warmup, runs):
+    """Runs in its own process: times OpenVINO read + compile and inference.
+    f32 inference precision is forced: on CPUs with AMX / AVX512_BF16 OpenVINO
+    otherwise runs in bf16 by default, which would not be an fp32 comparison."""
+    import openvino as ov
+    feeds = dict(np.load(inputs_npz))
+    core = ov.Core()
+    core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
+                              "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})
+    t0, c0 = time.perf_counter(), time.process_time()
+    compiled = core.compile_model(core.read_model(model), "CPU")
+    req = compiled.create_infer_request()
+    load_ms = (time.perf_counter() - t0) * 1e3
+    load_cpu_ms = (time.process_time() - c0) * 1e3
+    ms, cpu_ms = [], []
+    for r in range(warmup + runs):
+        t, c = time.perf_counter(), time.process_time()
+        req.infer(feeds)
+        if r >= warmup:
+            ms.append((time.perf_counter() - t) * 1e3)
+            cpu_ms.append((time.process_time() - c) * 1e3)
+    print(json.dumps({"load_ms": load_ms, "load_cpu_ms": load_cpu_ms, "run_ms": ms, "run_cpu_ms": cpu_ms,
+                      "peak_rss_mb": peak_rss_mb()}))
+
+
+def have_openvino():
+    try:
+        import openvino  # noqa: F401
+        return True
+    except Exception:
+        return False
+
+
 # ---------------------------------------------------------------- models
 
 class Model:
@@ -299,10 +332,16 @@ def bench_model(m, args, work, rng):
                    str(args.warmup), str(per_round)]
         # Alternate the engines over --rounds processes each, so that a change
         # in the machine's load during the run falls on both; latencies pooled.
+        ov_cmd = [sys.executable, os.path.abspath(__file__), "--ov-child", onnx_path, npz, str(t),
+                  str(args.warmup), str(per_round)]
         got = {"ours": [], "ort": []}
+        if args.openvino:
+            got["ov"] = []
         for _ in range(args.rounds):
             got["ours"].append(run_measured(ours_cmd, env))
             got["ort"].append(run_measured(ort_cmd, dict(os.environ, OMP_NUM_THREADS=str(t))))
+            if args.openvino:
+                got["ov"].append(run_measured(ov_cmd))
         r = {}
         for key, results in got.items():
             med, p90 = stats([ms for res, _ in results for ms in res["run_ms"]])
@@ -322,7 +361,9 @@ def bench_model(m, args, work, rng):
               f"  cpu {r['ours']['cpu_median_ms']:.2f}/{r['ort']['cpu_median_ms']:.2f} ms"
               f" (ratio {r['ours']['cpu_median_ms'] / r['ort']['cpu_median_ms']:.2f})"
               f"  load cpu {r['ours']['load_cpu_ms']:.0f}/{r['ort']['load_cpu_ms']:.0f} ms"
-              f"  (load avg {os.getloadavg()[0]:.1f})",
+              + (f"  openvino {r['ov']['median_ms']:.2f} ms (ours/ov {r['ours']['median_ms'] / r['ov']['median_ms']:.2f})"
+                 if "ov" in r else "")
+              + f"  (load avg {os.getloadavg()[0]:.1f})",
               flush=True)
     return row
 
@@ -360,8 +401,12 @@ def versions(args):
         m = re.search(r"^CMAKE_CXX_COMPILER:\w+=(.*)$", open(cache).read(), re.M)
         if m:
             cc = subprocess.run([m.group(1), "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    ov_version = ""
+    if args.openvino:
+        import openvino
+        ov_version = openvino.__version__.split("-")[0]
     return {"ours": f"OpenCANN {rev}{' (+ uncommitted src changes)' if dirty else ''}", "ort": ort.__version__,
-            "cc": cc, "python": platform.python_version()}
+            "ov": ov_version, "cc": cc, "python": platform.python_version()}
 
 
 def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
@@ -375,7 +420,8 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
         f"- Machine: {mi['cpu']}, {mi['cores']} CPUs; ISA: {mi['isa']}",
         f"- Load average (1 min) before / after the run: {load_before:.1f} / {load_after:.1f}"
         + ("  (the machine was shared with other jobs: absolute figures are noisy)" if load_before > 1.5 else ""),
-        f"- Versions: {ve['ours']} built with {ve['cc']}; onnxruntime {ve['ort']} (Python {ve['python']})",
+        f"- Versions: {ve['ours']} built with {ve['cc']}; onnxruntime {ve['ort']}"
+        + (f"; OpenVINO {ve['ov']}" if ve.get("ov") else "") + f" (Python {ve['python']})",
         f"- Command: `{command}`" + (f" (our models compiled with --precision_mode={args.precision_mode})"
                                      if args.precision_mode != "force_fp32" else ""),
         f"- Each figure: {args.runs} timed runs (pooled over {args.rounds} processes per engine, started "
@@ -390,19 +436,33 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
         f"The onnxruntime process is a Python interpreter; "
         f"importing numpy + onnxruntime alone peaks at {ort_base_rss:.0f} MiB.",
         "- Ratio = ours / onnxruntime median latency (below 1 = we are faster). onnxruntime's worker threads "
-        "spin while waiting (its default); ours sleep, so on a loaded machine its 2-thread figures suffer more.",
+        "spin while waiting (its default); ours poll for up to 200 us after each job (OPENCANN_SPIN_US), then sleep.",
+    ]
+    has_ov = any("ov" in r for row in rows for r in row["threads"].values())
+    if has_ov:
+        lines.append("- OpenVINO (third engine, same .onnx, same inputs, its own process): CPU plugin, "
+                     "INFERENCE_NUM_THREADS = threads, NUM_STREAMS 1, LATENCY hint, INFERENCE_PRECISION_HINT f32 "
+                     "(it would pick bf16 on this CPU otherwise); load = read_model + compile_model.")
+    lines += [
         "",
         "| model | threads | ours median ms | ours p90 ms | ORT median ms | ORT p90 ms | ratio | CPU-time ratio | "
-        "ours load ms | ORT load ms | ours RSS MiB | ORT RSS MiB |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "ours load ms | ORT load ms | ours RSS MiB | ORT RSS MiB |"
+        + (" OpenVINO median ms | ours / OpenVINO | OpenVINO load ms | OpenVINO RSS MiB |" if has_ov else ""),
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        + (" ---: | ---: | ---: | ---: |" if has_ov else ""),
     ]
     for row in rows:
         for t, r in row["threads"].items():
             o, x = r["ours"], r["ort"]
-            lines.append(f"| {row['model']} | {t} | {o['median_ms']:.2f} | {o['p90_ms']:.2f} | {x['median_ms']:.2f} | "
-                         f"{x['p90_ms']:.2f} | **{o['median_ms'] / x['median_ms']:.2f}** | "
-                         f"{o['cpu_median_ms'] / x['cpu_median_ms']:.2f} | {o['load_ms']:.0f} | "
-                         f"{x['load_ms']:.0f} | {o['rss_mb']:.0f} | {x['rss_mb']:.0f} |")
+            line = (f"| {row['model']} | {t} | {o['median_ms']:.2f} | {o['p90_ms']:.2f} | {x['median_ms']:.2f} | "
+                    f"{x['p90_ms']:.2f} | **{o['median_ms'] / x['median_ms']:.2f}** | "
+                    f"{o['cpu_median_ms'] / x['cpu_median_ms']:.2f} | {o['load_ms']:.0f} | "
+                    f"{x['load_ms']:.0f} | {o['rss_mb']:.0f} | {x['rss_mb']:.0f} |")
+            if has_ov:
+                v = r.get("ov")
+                line += (f" {v['median_ms']:.2f} | {o['median_ms'] / v['median_ms']:.2f} | {v['load_ms']:.0f} | "
+                         f"{v['rss_mb']:.0f} |" if v else " - | - | - | - |")
+            lines.append(line)
     lines += ["", "| model | source | .onnx MiB | .om MiB | atc compile s |", "| --- | --- | ---: | ---: | ---: |"]
     for row in rows:
         lines.append(f"| {row['model']} | {row['desc']} | {row['onnx_mb']:.1f} | {row['om_mb']:.1f} | "
@@ -417,9 +477,9 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
         "- Where the time goes: `OPENCANN_PROFILE_NODES=1` (or `=N` for the N slowest nodes) makes the executor "
         "print per-op-type totals at exit, e.g. `OPENCANN_PROFILE_NODES=20 OPENCANN_NUM_THREADS=1 "
         "build/model_bench model.om --input x.bin --runs 50`. Off, it costs one branch per run.",
-        "- The .om holds the original weights and the pre-packed GEMM panels "
-        f"({big['model']}: {big['om_mb']:.0f} MiB .om for a {big['onnx_mb']:.0f} MiB .onnx); only the pages "
-        "the kernels read stay resident after the load's checksum pass.",
+        "- The .om stores float32 GEMM/Conv/MatMul weights once, as the kernels' pre-packed panels "
+        "(docs/om_format.md); Winograd layers keep their raw weights next to the transformed ones "
+        f"({big['model']}: {big['om_mb']:.0f} MiB .om for a {big['onnx_mb']:.0f} MiB .onnx).",
         "- On a shared machine prefer the ratios to the absolute times, and the 1-thread ones to the 2-thread ones. "
         "CPU-time ratio: medians of each run's process CPU time (getrusage / time.process_time); at 1 thread it "
         "does not count time spent waiting for a core, so it is the steadier figure on a loaded machine; at more "
@@ -446,6 +506,9 @@ def main():
         if a == ["baseline"]:
             return ort_child(None, None, 1, 0, 0)
         return ort_child(a[0], a[1], int(a[2]), int(a[3]), int(a[4]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--ov-child":
+        a = sys.argv[2:]
+        return ov_child(a[0], a[1], int(a[2]), int(a[3]), int(a[4]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.environ.get("OC_BUILD_DIR", os.path.join(REPO, "build")),
                     help="build directory holding atc and model_bench")
@@ -467,7 +530,10 @@ def main():
     ap.add_argument("--precision_mode", default="force_fp32",
                     help="atc --precision_mode for our models (allow_fp32_to_bf16: Conv/MatMul/Gemm in bfloat16; "
                          "bench/bf16_bench.py compares the two modes)")
+    ap.add_argument("--no-openvino", action="store_true",
+                    help="skip OpenVINO (it runs as a third engine when `import openvino` works: pip install openvino)")
     args = ap.parse_args()
+    args.openvino = not args.no_openvino and have_openvino()
     args.threads = [int(t) for t in args.threads.split(",")]
     args.batches = [int(b) for b in args.batches.split(",")]
     args.runs = args.runs or (10 if args.quick else 30)
