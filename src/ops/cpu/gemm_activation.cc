@@ -68,4 +68,38 @@ void PackAOnce(SgemmArgs& g, const GemmUkernel& uk, float* dst, ThreadPool* pool
   g.a = nullptr;
 }
 
+int64_t ChunkWidthForRows(const GemmUkernel& uk, int64_t m) {
+  const int64_t cols = (int64_t{1} << 18) / std::max<int64_t>(1, m);
+  return std::max<int64_t>(uk.nr, cols / uk.nr * uk.nr);
+}
+
+void RunColumnChunks(const SgemmPlan& plan, const SgemmArgs& g, int64_t width, const Activation& act,
+                     void* scratch, size_t slot_bytes, int64_t threads, ThreadPool* pool) {
+  const int nr = plan.ukernel().nr;
+  const int64_t chunks = (g.n + width - 1) / width;
+  threads = std::max<int64_t>(1, std::min(threads, chunks));
+  auto work = [&](int64_t t) {
+    void* slot = static_cast<uint8_t*>(scratch) + static_cast<size_t>(t) * slot_bytes;
+    for (int64_t c = chunks * t / threads; c < chunks * (t + 1) / threads; ++c) {
+      const int64_t j = c * width, w = std::min(width, g.n - j);
+      SgemmArgs gt = g;
+      gt.n = w;
+      gt.packed_b = g.packed_b + (j / nr) * g.k * nr;
+      gt.c = g.c + j;
+      if (g.epilogue.bias_kind == Epilogue::Bias::kPerCol) gt.epilogue.bias = g.epilogue.bias + j;
+      if (g.epilogue.residual) gt.epilogue.residual = g.epilogue.residual + j;
+      plan.Run(gt, nullptr, slot);
+      if (act.kind != ActivationKind::kNone)
+        for (int64_t i = 0; i < g.m; ++i) ApplyActivation(act, gt.c + i * g.ldc, w);
+    }
+  };
+  if (threads == 1 || !pool) {
+    for (int64_t t = 0; t < threads; ++t) work(t);
+    return;
+  }
+  pool->ParallelFor(threads, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) work(t);
+  });
+}
+
 }  // namespace oc::gemm

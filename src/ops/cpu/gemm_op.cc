@@ -98,6 +98,7 @@ class GemmKernel final : public Kernel {
       }
     } else {
       uk_ = &gemm::DefaultUkernel();
+      max_threads_ = std::max(1, init.max_threads);
       plan_ = gemm::SgemmPlan(*uk_, d_.m, d_.n, d_.k, init.max_threads);
       if (b->constant) {
         OC_ASSIGN_OR_RETURN(const float* src, raw_b(uk_));
@@ -165,6 +166,17 @@ class GemmKernel final : public Kernel {
       if (io.scratch) bf16_plan_.Run(g, nullptr, pb, io.pool, io.scratch);
       else bf16_plan_.Run(g, nullptr, pb, io.pool);
     } else if (io.scratch) {
+      if (deferred.kind != ActivationKind::kNone && PackedABytes() && gemm::OutputBeyondL2(d_.m, d_.n)) {
+        // The activation chunk by chunk while C is in L2 (gemm_activation.h).
+        float* pa = reinterpret_cast<float*>(static_cast<uint8_t*>(io.scratch) + plan_.ScratchBytes());
+        gemm::PackAShared(*uk_, g.a, lda_, d_.m, d_.k, pa, io.pool);
+        g.a = nullptr;
+        g.packed_a = pa;
+        const int64_t threads = std::min(io.pool->num_threads(), max_threads_);
+        gemm::RunColumnChunks(plan_, g, gemm::ChunkWidthForRows(*uk_, d_.m), deferred, io.scratch,
+                              plan_.ScratchBytes() / static_cast<size_t>(max_threads_), threads, io.pool);
+        return Status::Ok();
+      }
       if (PackedABytes())
         gemm::PackAOnce(g, *uk_, reinterpret_cast<float*>(static_cast<uint8_t*>(io.scratch) + plan_.ScratchBytes()),
                         io.pool, io.pool->num_threads());
@@ -201,6 +213,7 @@ class GemmKernel final : public Kernel {
   float alpha_ = 1.f, beta_ = 1.f;
   int64_t lda_ = 0, ldb_ = 0;
   CMode c_mode_ = CMode::kNone;
+  int max_threads_ = 1;
   int64_t c_row_stride_ = 0, c_col_stride_ = 0;
   std::vector<float> bias_;
   Activation act_;

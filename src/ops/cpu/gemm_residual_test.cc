@@ -97,6 +97,38 @@ TEST(GemmResidual, VocabularyWideBRunsInColumnChunks) {
   }
 }
 
+TEST(GemmResidual, ActivationPerChunkForOutputsBeyondL2) {
+  // C over 2 MiB with a deferred activation: column chunks, GELU on each.
+  for (int threads : {1, 2, 3}) {
+    CheckFusedMatMul({2, 150, 2000, 24, false, true, "Gelu"}, threads);
+    CheckFusedMatMul({1, 301, 1999, 17, false, false, "GeluTanh"}, threads);
+  }
+  // Gemm: a per-row C (bias along M) and a per-column one.
+  const int64_t m = 290, n = 1990, k = 19;
+  auto a = Rand(m * k, 41), b = Rand(k * n, 42), crow = Rand(m, 43), ccol = Rand(n, 44);
+  for (bool per_row : {true, false})
+    for (int threads : {1, 2}) {
+      std::vector<float> want(m * n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double acc = 0;
+          for (int64_t p = 0; p < k; ++p) acc += double(a[i * k + p]) * b[p * n + j];
+          acc += per_row ? crow[i] : ccol[j];
+          want[i * n + j] = static_cast<float>(Act("Sigmoid", acc));
+        }
+      ThreadPool pool(threads);
+      OpCase op("FusedGemm", 1, kOpenCannDomain);
+      op.In({m, k}, a, false).In({k, n}, b, true);
+      if (per_row) op.In({m, 1}, crow, true);
+      else op.In({n}, ccol, true);
+      op.node().SetString("activation", "Sigmoid");
+      auto y = op.Run(&pool);
+      const std::string what = std::string(per_row ? "row" : "column") + " C, threads " + std::to_string(threads);
+      ASSERT_TRUE(y.ok()) << what << ": " << y.status().ToString();
+      ExpectClose(*y, want, what, 1e-3f);
+    }
+}
+
 TEST(GemmResidual, DeferredActivationsMatchTheReference) {
   for (const char* act : {"Gelu", "GeluTanh", "Sigmoid", "Tanh", "Relu"})
     for (int threads : {1, 2}) {

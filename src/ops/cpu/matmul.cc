@@ -181,11 +181,22 @@ class MatMulKernel final : public Kernel {
     };
     const int64_t batches = static_cast<int64_t>(offsets_.size());
     const int64_t threads = std::min<int64_t>(io.pool->num_threads(), max_threads_);
-    if (io.scratch && WideB()) {
+    // A deferred activation over a C larger than L2 runs chunk by chunk.
+    const bool chunk_act =
+        deferred.kind != ActivationKind::kNone && PackedABytes() && gemm::OutputBeyondL2(fold_m_, d_.n);
+    if (io.scratch && (WideB() || chunk_act)) {
       gemm::SgemmArgs gw = g;
       gw.epilogue.residual = z;
-      RunWide(gw, a, y, io);
-      gemm::ApplyDeferredActivation(deferred, y, d_.n, out_rows, d_.n, io.pool);
+      float* pa = PackedAScratch(io);
+      gemm::PackAShared(*uk_, a, d_.k, fold_m_, d_.k, pa, io.pool);
+      gw.a = nullptr;
+      gw.packed_a = pa;
+      gw.packed_b = packed_b_.data();
+      gw.c = y;
+      int64_t width = gemm::ChunkWidthForRows(*uk_, fold_m_);
+      if (WideB()) width = std::min(width, std::max<int64_t>(uk_->nr, kWideChunk / uk_->nr * uk_->nr));
+      gemm::RunColumnChunks(plan_, gw, width, deferred, io.scratch, GemmScratchBytes() / static_cast<size_t>(max_threads_),
+                            threads, io.pool);
       return Status::Ok();
     }
     if (io.scratch && threads > 1 && batches >= threads) {
@@ -257,36 +268,6 @@ class MatMulKernel final : public Kernel {
   }
   float* PackedAScratch(const KernelIO& io) const {
     return reinterpret_cast<float*>(static_cast<uint8_t*>(io.scratch) + GemmScratchBytes());
-  }
-  // `g` holds the whole product's arguments (bias, residual, fused activation).
-  void RunWide(const gemm::SgemmArgs& g, const float* a, float* y, const KernelIO& io) const {
-    const int nr = uk_->nr;
-    const int64_t K = d_.k, N = d_.n;
-    float* pa = PackedAScratch(io);
-    gemm::PackAShared(*uk_, a, K, fold_m_, K, pa, io.pool);
-    const int64_t width = std::max<int64_t>(nr, kWideChunk / nr * nr);
-    const int64_t chunks = (N + width - 1) / width;
-    const int64_t threads = std::min<int64_t>({io.pool->num_threads(), max_threads_, chunks});
-    const size_t slot_bytes = GemmScratchBytes() / static_cast<size_t>(max_threads_);
-    // Whole chunks per thread (one pool wake-up), each GEMM single-threaded on
-    // the thread's own buffers.
-    io.pool->ParallelFor(threads, 1, [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) {
-        void* slot = static_cast<uint8_t*>(io.scratch) + static_cast<size_t>(t) * slot_bytes;
-        for (int64_t c = chunks * t / threads; c < chunks * (t + 1) / threads; ++c) {
-          const int64_t j = c * width;
-          gemm::SgemmArgs gt = g;
-          gt.n = std::min(width, N - j);
-          gt.a = nullptr;
-          gt.packed_a = pa;
-          gt.packed_b = packed_b_.data() + (j / nr) * K * nr;
-          gt.c = y + j;
-          if (g.epilogue.bias) gt.epilogue.bias = g.epilogue.bias + j;
-          if (g.epilogue.residual) gt.epilogue.residual = g.epilogue.residual + j;
-          plan_.Run(gt, nullptr, slot);
-        }
-      }
-    });
   }
 
   MatMulDims d_;
