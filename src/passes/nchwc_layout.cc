@@ -23,6 +23,7 @@
 #include "ops/cpu/activation.h"
 #include "ops/cpu/conv_common.h"
 #include "ops/cpu/conv_winograd.h"
+#include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/nchwc.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -37,7 +38,7 @@ constexpr int64_t kMaxNchwInputChannels = 4;
 constexpr int kMinConvs = 3;
 // Whether the pipeline runs the pass when OPENCANN_NCHWC is unset (decided by
 // measurement: docs/nchwc.md).
-constexpr bool kNchwcByDefault = false;
+constexpr bool kNchwcByDefault = true;
 
 bool IsOnnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
 
@@ -239,9 +240,16 @@ Status RewriteToNchwc(Graph& graph, int block, int min_convs) {
 
 Status RunNchwcLayout(Graph& graph, const CompileOptions& options) {
   if (!NchwcLayoutEnabled() || IsDynamicGraph(graph)) return Status::Ok();
-  if (options.precision_mode != "force_fp32" && options.precision_mode != "must_keep_origin_dtype")
+  // bf16 modes keep Conv for the bf16 GEMM kernels, unless this CPU has none:
+  // then the marked convs run float32 anyway, and the graph should be the one
+  // force_fp32 gives.
+  if (gemm::IsBf16PrecisionMode(options.precision_mode) && gemm::DefaultBf16Ukernel() != nullptr)
     return Status::Ok();
-  return RewriteToNchwc(graph, nchwc::BlockForIsa(SelectedIsa()), kMinConvs);
+  // OPENCANN_NCHWC=all also blocks lone convs (for testing the kernels on
+  // every conv a model has, the conformance suite's included).
+  const char* env = std::getenv("OPENCANN_NCHWC");
+  const bool all = env && std::string(env) == "all";
+  return RewriteToNchwc(graph, nchwc::BlockForIsa(SelectedIsa()), all ? 1 : kMinConvs);
 }
 
 }  // namespace oc

@@ -4,7 +4,8 @@
 // src/ops/cpu/nchwc.h, with reorders only where a region meets the rest of the
 // graph. The pipeline runs it with the block size of the ISA atc runs on
 // (nchwc::BlockForIsa(SelectedIsa())) when OPENCANN_NCHWC=1, or by default when
-// it measured faster (docs/nchwc.md); OPENCANN_NCHWC=0 turns it off.
+// it measured faster (docs/nchwc.md); OPENCANN_NCHWC=0 turns it off, =all also
+// blocks graphs with fewer than 3 convs (testing).
 #pragma once
 
 #include "base/status.h"

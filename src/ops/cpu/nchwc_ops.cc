@@ -178,6 +178,9 @@ class NchwcConvKernel final : public Kernel {
       const Value& w = *n.input(1);
       if (!w.constant)
         return NotSupported(n.Describe(), ": weights W must be a constant (packed once at load)");
+      if (!w.constant->data())
+        return InvalidArgument(n.Describe(), ": W is stored only prepacked, but the prepacked bytes are ",
+                               init.prepacked.size(), " bytes instead of ", floats * sizeof(float));
       packed_.resize(floats);
       nchwc::PackConvWeights(s_, w.constant->as<float>(), packed_.data());
       weights_ = packed_.data();
@@ -221,6 +224,9 @@ class NchwcConvKernel final : public Kernel {
     const auto* p = reinterpret_cast<const uint8_t*>(weights_);
     return std::vector<uint8_t>(p, p + s_.PackedWeightFloats() * sizeof(float));
   }
+  // The packed weights hold W exactly (zero padded; the layout depends on the
+  // node's block attribute only, not on the ISA that runs it).
+  std::vector<int> PrepackedInputs() const override { return {1}; }
 
  private:
   nchwc::ConvShape s_;

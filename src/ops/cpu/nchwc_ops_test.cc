@@ -110,6 +110,11 @@ std::vector<Case> Cases() {
   add({.c = 3, .h = 9, .w = 9, .m = 16, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .nchw_input = true, .residual = true});
   add({.c = 72, .h = 5, .w = 30, .m = 72, .kh = 1, .kw = 1, .bias = true});
   add({.c = 2, .h = 4, .w = 3, .m = 5, .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
+  // Enough input blocks for the input-block chunking (partial sums in y).
+  add({.c = 50, .h = 7, .w = 9, .m = 40, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .residual = true,
+       .act = ActivationKind::kSigmoid});
+  add({.n = 2, .c = 100, .h = 5, .w = 6, .m = 20, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .residual = true,
+       .act = ActivationKind::kRelu});
   for (int64_t ch : {16, 24, 37}) {
     add({.c = ch, .h = 14, .w = 14, .m = ch, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .depthwise = true, .bias = true,
          .act = ActivationKind::kClip});
@@ -148,6 +153,7 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int6
   const Data d = MakeData(s, 7);
   nchwc::ConvShape cs = ShapeOf(s, block);
   cs.ow_chunk = ow_chunk;
+  if (ow_chunk) cs.chunk_weight_bytes = 8 << 10;  // input-block chunks of 1-2 blocks
   std::vector<float> packed(cs.PackedWeightFloats());
   nchwc::PackConvWeights(cs, d.w.data(), packed.data());
   std::vector<float> bias(cs.OutBlocks() * block, 0.f);
@@ -219,6 +225,31 @@ TEST(NchwcConvOp, MatchesNaiveConvAtOneAndTwoThreads) {
       ASSERT_TRUE(y2.ok()) << y2.status().ToString();
       EXPECT_EQ(*y1, *y2) << what << ": 2 threads from prepacked weights differ";
     }
+  }
+}
+
+// The .om may store W only inside the prepacked bytes (PrepackedInputs): the
+// kernel then runs from them, and refuses bytes of the wrong size.
+TEST(NchwcConvOp, RunsFromPrepackedOnlyWeights) {
+  ThreadPool one(1);
+  const Case s{.c = 19, .h = 6, .w = 9, .m = 21, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true};
+  const Data d = MakeData(s, 5);
+  for (int block : {8, 16}) {
+    OpCase op("NchwcConv", 1, kOpenCannDomain);
+    op.node().SetInt("block", block);
+    op.node().SetInts("pads", {1, 1, 1, 1});
+    op.In({1, (s.c + block - 1) / block, s.h, s.w, block}, Block(d.x, 1, s.c, s.h, s.w, block), false);
+    op.In({s.m, s.c, 3, 3}, d.w, true).In({s.m}, d.b, true);
+    std::vector<uint8_t> exported;
+    ASSERT_TRUE(op.Run(&one, {}, &exported).ok());
+    op.node().inputs[1]->constant = TensorData::View(nullptr, nullptr, d.w.size() * sizeof(float));
+    auto y = op.Run(&one, exported);
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    ExpectClose(Unblock(*y, 1, s.m, s.OutH(), s.OutW(), block), d.want, "prepacked only", 1e-4f);
+    exported.resize(exported.size() - 4);
+    auto bad = op.Run(&one, exported);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.status().ToString().find("prepacked"), std::string::npos) << bad.status().ToString();
   }
 }
 
