@@ -76,8 +76,14 @@ int64_t ChunkWidthForRows(const GemmUkernel& uk, int64_t m) {
 void RunColumnChunks(const SgemmPlan& plan, const SgemmArgs& g, int64_t width, const Activation& act,
                      void* scratch, size_t slot_bytes, int64_t threads, ThreadPool* pool) {
   const int nr = plan.ukernel().nr;
-  const int64_t chunks = (g.n + width - 1) / width;
-  threads = std::max<int64_t>(1, std::min(threads, chunks));
+  // Equal chunks, a whole number per thread (the 128 x 3072 FFN at 2 threads:
+  // two 1536-column chunks rather than 2048 + 1024).
+  threads = std::max<int64_t>(1, std::min(threads, (g.n + nr - 1) / nr));
+  int64_t chunks = std::max((g.n + width - 1) / width, threads);
+  chunks = (chunks + threads - 1) / threads * threads;
+  width = ((g.n + chunks - 1) / chunks + nr - 1) / nr * nr;
+  chunks = (g.n + width - 1) / width;
+  threads = std::min(threads, chunks);
   auto work = [&](int64_t t) {
     void* slot = static_cast<uint8_t*>(scratch) + static_cast<size_t>(t) * slot_bytes;
     for (int64_t c = chunks * t / threads; c < chunks * (t + 1) / threads; ++c) {
