@@ -110,6 +110,40 @@ TEST(PoolTest, MaxPool2DWithPadsAndIndicesMatchesReference) {
   }
 }
 
+// Stride 2 through the row path: odd and even widths, pads 0-2 (taps that
+// start left of the row), kernels 2-4, max and average (with and without
+// count_include_pad), rows of 1100.
+TEST(PoolTest, Stride2RowsMatchReference) {
+  uint32_t seed = 40;
+  for (int64_t w : {5, 8, 9, 16, 17, 33, 1100})
+    for (int64_t k : {2, 3, 4})
+      for (int64_t pad : {0, 1, 2}) {
+        if (pad >= k) continue;
+        const std::vector<int64_t> shape = {1, 2, 5, w};
+        auto x = RandomFloats(2 * 5 * w, seed++);
+        const int64_t oh = (5 + 2 * pad - k) / 2 + 1, ow = (w + 2 * pad - k) / 2 + 1;
+        for (const char* kind : {"max", "avg", "avg_pad"}) {
+          const bool max = kind[0] == 'm', include = kind[3] == '_';
+          OpTester t(max ? "MaxPool" : "AveragePool", 19);
+          t.InputF(shape, x).Outputs(1);
+          t.node().SetInts("kernel_shape", {k, k});
+          t.node().SetInts("strides", {2, 2});
+          t.node().SetInts("pads", {pad, pad, pad, pad});
+          if (include) t.node().SetInt("count_include_pad", 1);
+          auto r = t.Run();
+          ASSERT_TRUE(r.ok()) << r.status().ToString();
+          RefParams p = Params2D({k, k}, {2, 2}, {pad, pad, pad, pad}, {oh, ow});
+          p.kind = max ? "max" : "avg";
+          p.count_include_pad = include;
+          ExpectNear(r->F(0), RefPool(x, shape, p, nullptr), 1e-5f);
+          if (HasFailure()) {
+            ADD_FAILURE() << kind << " width " << w << " kernel " << k << " pad " << pad;
+            return;
+          }
+        }
+      }
+}
+
 TEST(PoolTest, MaxPoolCeilModeDropsWindowsStartingInPadding) {
   // Shapes checked against onnxruntime: 5x5 k2 s2 ceil -> 3x3; 6x6 k3 s2 p1 ceil -> 4x4.
   auto x = RandomFloats(25, 2);
@@ -386,3 +420,4 @@ TEST(PoolTest, ErrorsNameTheProblem) {
 
 }  // namespace
 }  // namespace oc
+
