@@ -95,6 +95,13 @@ void ReorderToBlocked(const float* x, float* y, int64_t channels, int64_t hw_h, 
 void ReorderFromBlocked(const float* x, float* y, int64_t channels, int64_t hw_h, int64_t hw_w, int block,
                         int64_t begin, int64_t end);
 
+// AVX-512 builds of the block-16 reorders (16x16 register transposes); the
+// functions above call them when SelectedIsa() allows.
+void ReorderToBlocked16Avx512(const float* x, float* y, int64_t channels, int64_t h, int64_t w, int64_t begin,
+                              int64_t end);
+void ReorderFromBlocked16Avx512(const float* x, float* y, int64_t channels, int64_t h, int64_t w, int64_t begin,
+                                int64_t end);
+
 struct PoolShape {
   int block = 16;
   bool max = true;

@@ -62,8 +62,24 @@ ConvKernelChoice ConvKernelBaseline(int block) {
   return {};
 }
 
+namespace {
+
+bool UseAvx512Reorders(int block) {
+#if defined(__x86_64__) || defined(_M_X64)
+  static const bool avx512 = SelectedIsa() == Isa::kAvx512;
+  return block == 16 && avx512;
+#else
+  return false;
+#endif
+}
+
+}  // namespace
+
 void ReorderToBlocked(const float* x, float* y, int64_t channels, int64_t h, int64_t w, int block,
                       int64_t begin, int64_t end) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (UseAvx512Reorders(block)) return ReorderToBlocked16Avx512(x, y, channels, h, w, begin, end);
+#endif
   const int64_t blocks = (channels + block - 1) / block, hw = h * w;
   for (int64_t u = begin; u < end; ++u) {
     const int64_t row = u % h, cb = (u / h) % blocks, n = u / (h * blocks);
@@ -79,6 +95,9 @@ void ReorderToBlocked(const float* x, float* y, int64_t channels, int64_t h, int
 
 void ReorderFromBlocked(const float* x, float* y, int64_t channels, int64_t h, int64_t w, int block,
                         int64_t begin, int64_t end) {
+#if defined(__x86_64__) || defined(_M_X64)
+  if (UseAvx512Reorders(block)) return ReorderFromBlocked16Avx512(x, y, channels, h, w, begin, end);
+#endif
   const int64_t blocks = (channels + block - 1) / block, hw = h * w;
   for (int64_t u = begin; u < end; ++u) {
     const int64_t row = u % h, cb = (u / h) % blocks, n = u / (h * blocks);

@@ -270,8 +270,9 @@ TEST(NchwcConvOp, RejectsGroupedAndBadBlock) {
 TEST(NchwcReorder, RoundTripPadsWithZeros) {
   ThreadPool two(2);
   for (int block : {8, 16})
-    for (int64_t ch : {1, 8, 13, 16, 35}) {
-      const int64_t n = 2, h = 3, w = 5;
+    for (int64_t ch : {1, 8, 13, 16, 35})
+      for (int64_t w : {5, 16, 37}) {
+      const int64_t n = 2, h = 3;
       const auto x = Rand(n * ch * h * w, 3);
       OpCase to("ReorderToNchwc", 1, kOpenCannDomain);
       to.node().SetInt("block", block);
