@@ -178,7 +178,9 @@ inline void StoreTransposed(const __m512* c0, const __m512* c1, float* c, int64_
 // kEpilogue, `ep` is applied before the store.
 // kLdb: B is not packed but read in place, row k of the tile's 32 columns at
 // b + k * ldb (masked to the n valid columns, so nothing past them is read).
-template <int M, bool kEpilogue = false, bool kTrans = false, bool kLdb = false>
+// kHalf (n <= 16, the last column panel of an N such as 196 = 6*32 + 4):
+// only the first 16 columns are computed, half the FMAs of a full tile.
+template <int M, bool kEpilogue = false, bool kTrans = false, bool kLdb = false, bool kHalf = false>
 void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
               float alpha, float beta, const TileEpilogue* ep = nullptr, int64_t ldb = 32) {
   __m512 c0[M], c1[M];
@@ -187,11 +189,13 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
   const __mmask16 kb0 = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
   const __mmask16 kb1 = n >= 32 ? __mmask16(0xFFFF) : n > 16 ? __mmask16((1u << (n - 16)) - 1) : __mmask16(0);
   auto step = [&]() __attribute__((always_inline)) {
-    __m512 b0, b1;
+    __m512 b0, b1 = _mm512_setzero_ps();
     if constexpr (kLdb) {
-      b0 = _mm512_maskz_loadu_ps(kb0, b), b1 = _mm512_maskz_loadu_ps(kb1, b + 16);
+      b0 = _mm512_maskz_loadu_ps(kb0, b);
+      if constexpr (!kHalf) b1 = _mm512_maskz_loadu_ps(kb1, b + 16);
     } else {
-      b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+      b0 = _mm512_loadu_ps(b);
+      if constexpr (!kHalf) b1 = _mm512_loadu_ps(b + 16);
     }
     // Touch the A panel a few steps ahead. B is L1-resident after the first
     // tile of a panel, but that first tile streams it from L3 or memory
@@ -206,7 +210,7 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     for (int i = 0; i < M; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
       c0[i] = _mm512_fmadd_ps(ai, b0, c0[i]);
-      c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
+      if constexpr (!kHalf) c1[i] = _mm512_fmadd_ps(ai, b1, c1[i]);
     }
     a += kMR;
     b += kLdb ? ldb : 32;
@@ -239,46 +243,30 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
 }
 }  // namespace
 
+#define OC_ROWS_SWITCH(CALL)                                                       \
+  switch (m) {                                                                     \
+    case 14: CALL(14) case 13: CALL(13) case 12: CALL(12) case 11: CALL(11)         \
+    case 10: CALL(10) case 9: CALL(9) case 8: CALL(8) case 7: CALL(7) case 6: CALL(6) \
+    case 5: CALL(5) case 4: CALL(4) case 3: CALL(3) case 2: CALL(2) case 1: CALL(1)   \
+    default: return;                                                               \
+  }
+
 void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                            int64_t m, int64_t n, float alpha, float beta) {
-  switch (m) {
-    case 14: return TileRows<14>(kc, a, b, c, ldc, n, alpha, beta);
-    case 13: return TileRows<13>(kc, a, b, c, ldc, n, alpha, beta);
-    case 12: return TileRows<12>(kc, a, b, c, ldc, n, alpha, beta);
-    case 11: return TileRows<11>(kc, a, b, c, ldc, n, alpha, beta);
-    case 10: return TileRows<10>(kc, a, b, c, ldc, n, alpha, beta);
-    case 9: return TileRows<9>(kc, a, b, c, ldc, n, alpha, beta);
-    case 8: return TileRows<8>(kc, a, b, c, ldc, n, alpha, beta);
-    case 7: return TileRows<7>(kc, a, b, c, ldc, n, alpha, beta);
-    case 6: return TileRows<6>(kc, a, b, c, ldc, n, alpha, beta);
-    case 5: return TileRows<5>(kc, a, b, c, ldc, n, alpha, beta);
-    case 4: return TileRows<4>(kc, a, b, c, ldc, n, alpha, beta);
-    case 3: return TileRows<3>(kc, a, b, c, ldc, n, alpha, beta);
-    case 2: return TileRows<2>(kc, a, b, c, ldc, n, alpha, beta);
-    case 1: return TileRows<1>(kc, a, b, c, ldc, n, alpha, beta);
-    default: return;
-  }
+#define OC_PLAIN(M)                                                                          \
+  return n <= 16 ? TileRows<M, false, false, false, true>(kc, a, b, c, ldc, n, alpha, beta) \
+                 : TileRows<M>(kc, a, b, c, ldc, n, alpha, beta);
+  OC_ROWS_SWITCH(OC_PLAIN)
+#undef OC_PLAIN
 }
 
 void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                     int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep) {
-  switch (m) {
-    case 14: return TileRows<14, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 13: return TileRows<13, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 12: return TileRows<12, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 11: return TileRows<11, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 10: return TileRows<10, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 9: return TileRows<9, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 8: return TileRows<8, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 7: return TileRows<7, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 6: return TileRows<6, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 5: return TileRows<5, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 4: return TileRows<4, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 3: return TileRows<3, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 2: return TileRows<2, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    case 1: return TileRows<1, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    default: return;
-  }
+#define OC_FUSED(M)                                                                                \
+  return n <= 16 ? TileRows<M, true, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep) \
+                 : TileRows<M, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+  OC_ROWS_SWITCH(OC_FUSED)
+#undef OC_FUSED
 }
 
 void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
