@@ -41,9 +41,6 @@ struct ConvShape {
   int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_t = 0, pad_l = 0;
   // Output pixels per work unit along a row (0: the whole row).
   int64_t ow_chunk = 0;
-  // Dense convs whose packed weights per output-block group exceed this run
-  // through the input blocks in chunks of about this many weight bytes.
-  int64_t chunk_weight_bytes = 512 << 10;
 
   int64_t InBlocks() const { return (c_in + block - 1) / block; }
   int64_t OutBlocks() const { return (c_out + block - 1) / block; }

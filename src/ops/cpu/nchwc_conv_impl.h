@@ -98,9 +98,6 @@ struct Strides {
   int64_t y_ob;              // next output block (also Z)
   oc::ActivationKind act;
   float lo, hi;              // Clip bounds
-  // Input-block chunking (see ConvUnits): the tile starts from zero or from
-  // the partial sums in y, and applies the epilogue only on the last chunk.
-  bool first = true, last = true;
 };
 
 template <int C>
@@ -121,7 +118,7 @@ inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t 
   using V = Vec<C>;
   V acc[FB][OW];
   for (int f = 0; f < FB; ++f)
-    for (int j = 0; j < OW; ++j) acc[f][j] = r.first ? V{} : Load<C>(y + f * r.y_ob + j * C);
+    for (int j = 0; j < OW; ++j) acc[f][j] = V{};
   const int64_t cib = BLK ? C : r.cib;
   const int64_t w_kw = cib * C;
   for (int64_t ib = 0; ib < r.n_ib; ++ib) {
@@ -153,11 +150,6 @@ inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t 
         }
       }
     }
-  }
-  if (!r.last) {
-    for (int f = 0; f < FB; ++f)
-      for (int j = 0; j < OW; ++j) Store<C>(y + f * r.y_ob + j * C, acc[f][j]);
-    return;
   }
   for (int f = 0; f < FB; ++f) {
     const V b = Load<C>(bias + f * C);
@@ -239,15 +231,24 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
 }
 
 template <int C, int FB, int OWMAX, bool DW, bool BLK>
-void Unit(const ConvArgs& a, const Strides& r, int64_t u, int64_t ib0, int64_t groups, int64_t chunks, int64_t chunk,
-          int64_t ow_lo, int64_t ow_hi, bool row_act) {
+void ConvUnits(const ConvArgs& a, const Strides& r, int64_t begin, int64_t end) {
   const ConvShape& s = *a.shape;
   const int64_t ob_total = s.OutBlocks();
+  const int64_t groups = DW ? ob_total : (ob_total + FB - 1) / FB;
   const int64_t pix_stride = BLK || DW ? C : 1;
   const int64_t x_row = s.in_w * pix_stride;
   const int64_t x_img = BLK || DW ? s.InBlocks() * s.in_h * x_row : s.c_in * s.in_h * s.in_w;
   const int64_t y_img = ob_total * r.y_ob;
-  {
+  // Interior: every kw tap inside the row.
+  int64_t ow_lo = std::min<int64_t>(s.out_w, (s.pad_l + s.stride_w - 1) / s.stride_w);
+  const int64_t last = s.in_w - 1 + s.pad_l - (s.k_w - 1) * s.dil_w;
+  int64_t ow_hi = last < 0 ? 0 : std::min<int64_t>(s.out_w, last / s.stride_w + 1);
+  if (ow_hi < ow_lo) ow_hi = ow_lo;
+  const bool row_act = r.act != oc::ActivationKind::kNone && r.act != oc::ActivationKind::kRelu &&
+                       r.act != oc::ActivationKind::kClip;
+  const int64_t chunk = s.ow_chunk > 0 ? s.ow_chunk : s.out_w;
+  const int64_t chunks = (s.out_w + chunk - 1) / chunk;
+  for (int64_t u = begin; u < end; ++u) {
     const int64_t n = u / (groups * s.out_h * chunks);
     const int64_t g = (u / (s.out_h * chunks)) % groups;
     const int64_t oh = (u / chunks) % s.out_h;
@@ -256,10 +257,10 @@ void Unit(const ConvArgs& a, const Strides& r, int64_t u, int64_t ib0, int64_t g
     int64_t kh0 = 0, kh1 = s.k_h;
     while (kh0 < kh1 && ih0 + kh0 * s.dil_h < 0) ++kh0;
     while (kh1 > kh0 && ih0 + (kh1 - 1) * s.dil_h >= s.in_h) --kh1;
-    const float* x_n = a.x + n * x_img + (DW ? g * s.in_h * x_row : ib0 * r.x_ib);
+    const float* x_n = a.x + n * x_img + (DW ? g * s.in_h * x_row : 0);
     const float* xrow = kh1 > kh0 ? x_n + (ih0 + kh0 * s.dil_h) * x_row : x_n;
     const int64_t ob0 = DW ? g : g * FB;
-    const float* wrow = a.w + ob0 * r.w_ob + ib0 * r.w_ib + kh0 * r.w_kh;
+    const float* wrow = a.w + ob0 * r.w_ob + kh0 * r.w_kh;
     const int64_t y_off = n * y_img + ob0 * r.y_ob + oh * s.out_w * C;
     const float* z = a.z ? a.z + y_off : nullptr;
     float* y = a.y + y_off;
@@ -276,50 +277,11 @@ void Unit(const ConvArgs& a, const Strides& r, int64_t u, int64_t ib0, int64_t g
          ...);
       }(std::make_integer_sequence<int, FB>{});
     }
-    if (row_act && r.last)
+    if (row_act)
       for (int64_t f = 0; f < nfb; ++f) {
         oc::Activation act{r.act, r.lo, r.hi};
         oc::ApplyActivation(act, y + f * r.y_ob + ow_begin * C, (ow_end - ow_begin) * C);
       }
-  }
-}
-
-template <int C, int FB, int OWMAX, bool DW, bool BLK>
-void ConvUnits(const ConvArgs& a, const Strides& r, int64_t begin, int64_t end) {
-  const ConvShape& s = *a.shape;
-  const int64_t ob_total = s.OutBlocks();
-  const int64_t groups = DW ? ob_total : (ob_total + FB - 1) / FB;
-  // Interior: every kw tap inside the row.
-  int64_t ow_lo = std::min<int64_t>(s.out_w, (s.pad_l + s.stride_w - 1) / s.stride_w);
-  const int64_t last = s.in_w - 1 + s.pad_l - (s.k_w - 1) * s.dil_w;
-  int64_t ow_hi = last < 0 ? 0 : std::min<int64_t>(s.out_w, last / s.stride_w + 1);
-  if (ow_hi < ow_lo) ow_hi = ow_lo;
-  const bool row_act = r.act != oc::ActivationKind::kNone && r.act != oc::ActivationKind::kRelu &&
-                       r.act != oc::ActivationKind::kClip;
-  const int64_t chunk = s.ow_chunk > 0 ? s.ow_chunk : s.out_w;
-  const int64_t chunks = (s.out_w + chunk - 1) / chunk;
-  // Input-block chunks: where one group's packed weights exceed
-  // ConvShape::chunk_weight_bytes, a run of units of the same (image, group) goes through
-  // the input blocks a chunk at a time, keeping partial sums in y, so that the
-  // chunk's weights stay in L2 across the run's rows instead of being streamed
-  // again for every row (ResNet-50's layer4). Measured on the loaded machine:
-  // neutral to +5% on 3x3 512 @7x7, neutral elsewhere; a 96 KiB bound (chunks
-  // of 1-2 blocks for 3x3) gained nothing more.
-  const int64_t ib_bytes = FB * r.w_ib * int64_t{sizeof(float)};
-  const int64_t ib_chunk =
-      DW || !BLK ? r.n_ib : std::clamp<int64_t>(s.chunk_weight_bytes / std::max<int64_t>(1, ib_bytes), 1, r.n_ib);
-  const int64_t per_group = s.out_h * chunks;
-  for (int64_t run = begin; run < end;) {
-    const int64_t run_end = std::min(end, (run / per_group + 1) * per_group);
-    for (int64_t ib0 = 0; ib0 < r.n_ib; ib0 += ib_chunk) {
-      Strides rc = r;
-      rc.n_ib = std::min(ib_chunk, r.n_ib - ib0);
-      rc.first = ib0 == 0;
-      rc.last = ib0 + rc.n_ib == r.n_ib;
-      for (int64_t u = run; u < run_end; ++u) Unit<C, FB, OWMAX, DW, BLK>(a, rc, u, ib0, groups, chunks, chunk, ow_lo,
-                                                                         ow_hi, row_act);
-    }
-    run = run_end;
   }
 }
 

@@ -110,7 +110,7 @@ std::vector<Case> Cases() {
   add({.c = 3, .h = 9, .w = 9, .m = 16, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .nchw_input = true, .residual = true});
   add({.c = 72, .h = 5, .w = 30, .m = 72, .kh = 1, .kw = 1, .bias = true});
   add({.c = 2, .h = 4, .w = 3, .m = 5, .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
-  // Enough input blocks for the input-block chunking (partial sums in y).
+  // Many input blocks, residual and a row activation.
   add({.c = 50, .h = 7, .w = 9, .m = 40, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .residual = true,
        .act = ActivationKind::kSigmoid});
   add({.n = 2, .c = 100, .h = 5, .w = 6, .m = 20, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .residual = true,
@@ -153,7 +153,6 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int6
   const Data d = MakeData(s, 7);
   nchwc::ConvShape cs = ShapeOf(s, block);
   cs.ow_chunk = ow_chunk;
-  if (ow_chunk) cs.chunk_weight_bytes = 8 << 10;  // input-block chunks of 1-2 blocks
   std::vector<float> packed(cs.PackedWeightFloats());
   nchwc::PackConvWeights(cs, d.w.data(), packed.data());
   std::vector<float> bias(cs.OutBlocks() * block, 0.f);
