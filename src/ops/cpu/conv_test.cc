@@ -223,6 +223,18 @@ TEST(ConvOp, FusedBiasResidualRelu) {
             "fused depthwise, no bias");
 }
 
+// 3x3 stride 1 with 16+ channels takes Winograd: Clip (ReLU6) and Relu
+// applied in registers on whole tiles, residual or not.
+TEST(ConvOp, WinogradFusedClipAndRelu) {
+  CheckConv({.x = {1, 16, 9, 10}, .m = 32, .k = {3, 3}, .pads = {1, 1, 1, 1}, .bias = true, .relu6 = true},
+            "winograd relu6");
+  CheckConv({.x = {2, 32, 12, 8}, .m = 16, .k = {3, 3}, .pads = {1, 1, 1, 1}, .bias = true, .residual = true,
+             .relu6 = true},
+            "winograd residual relu6");
+  CheckConv({.x = {1, 16, 8, 8}, .m = 16, .k = {3, 3}, .pads = {0, 1, 0, 1}, .residual = true, .relu = true},
+            "winograd residual relu, no bias");
+}
+
 TEST(ConvOp, LargeInputSpansManyGemmBlocks) {
   // K = 64*9 = 576 > KC and 4096 positions > NC: several K and N blocks of packed im2col.
   CheckConv({.x = {1, 64, 64, 64}, .m = 20, .k = {3, 3}, .pads = {1, 1, 1, 1}, .bias = true}, "tiled");

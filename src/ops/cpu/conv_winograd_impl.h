@@ -259,9 +259,15 @@ inline void Transpose16x16(const float (*in)[16], __m512 (&out)[16]) {
               for (int j = 0; j < 4; ++j) ot[l][i * 4 + j] += zc[i * OW + j];
           }
         }
-        if (act.kind != ActivationKind::kNone) ApplyActivation(act, &ot[0][0], 16 * kLanes);
+        // Relu and Clip in registers (min/max keep a NaN as ApplyActivation
+        // does); other activations through it.
+        const bool clamp = act.kind == ActivationKind::kRelu || act.kind == ActivationKind::kClip;
+        if (act.kind != ActivationKind::kNone && !clamp) ApplyActivation(act, &ot[0][0], 16 * kLanes);
+        const __m512 lo = _mm512_set1_ps(act.kind == ActivationKind::kClip ? act.alpha : 0.f);
+        const __m512 hi = _mm512_set1_ps(act.kind == ActivationKind::kClip ? act.beta : __builtin_inff());
         for (int64_t l = 0; l < kLanes; ++l) {
           float* yc = y + plane0 + l * OH * OW;
+          if (clamp) _mm512_store_ps(ot[l], _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_load_ps(ot[l]))));
           for (int i = 0; i < 4; ++i) std::memcpy(yc + i * OW, &ot[l][i * 4], 4 * sizeof(float));
         }
         continue;
