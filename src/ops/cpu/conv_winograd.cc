@@ -10,6 +10,7 @@
 #include "ops/cpu/conv_winograd_impl.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <cstring>
 
@@ -89,14 +90,16 @@ bool WinogradPreferred(const ConvGeometry& g) {
   }();
   if (!enabled || !WinogradApplicable(g)) return false;
   // Measured at 1 thread (winograd_test's DISABLED_BenchResNetShapes, AVX-512,
-  // with the register-transposed transforms): 1.3-2.5x faster than im2col from
-  // 16 to 256 channels at 7x7 to 56x56 outputs (32ch 56x56 2.1x, 64ch 7x7
-  // 2.5x, 256ch 7x7 1.3x); slower with 8 input channels (0.78x: the
-  // transforms dominate short K) and from 512x512 channels on (0.7-0.98x at
-  // 7x7-14x14: the 36 transformed weight matrices, 16x the bytes of W, are
-  // streamed from memory once per tile batch). With AVX2 (a GEMM a third as
-  // fast) it wins on all of these, 512 and 1024 channels included (1.1-2.9x),
-  // and breaks even at 8 input channels.
+  // with the register-transposed transforms): 1.3-3.1x faster than im2col
+  // from 16 to 256 channels at 7x7 to 56x56 outputs (32ch 56x56 2.1x, 64ch
+  // 7x7 3.1x, 256ch 7x7 1.3x); slower with 8 input channels (0.8x: the
+  // transforms dominate short K). The 36 transformed weight matrices are 16x
+  // the bytes of W: at 512x512 channels (37.7 MB) the bench, where they stay
+  // in cache between runs, shows 1.4-1.9x, but in ResNet-50, where they
+  // stream from memory with the other layers' weights, its three 512ch 7x7
+  // convs made the model 2.5% slower (1 thread, quiet machine). So AVX-512
+  // stops at 256x256. With AVX2 (a GEMM a third as fast) the bench shows
+  // 1.1-2.9x at every width, 1024 included, and a tie at 8 input channels.
   const bool wide_ok = SelectedIsa() != Isa::kAvx512 || g.c_in * g.c_out <= 256 * 256;
   return g.c_in >= 16 && g.c_out >= 16 && wide_ok && g.out[1] >= 7 && g.out[2] >= 7;
 }
@@ -130,8 +133,9 @@ size_t WinogradConv::ScratchBytes() const {
   return static_cast<size_t>(floats) * sizeof(float) + plan_.ScratchBytes() * max_threads_;
 }
 
-void WinogradConv::Run(const float* x, const float* bias, const float* z, float* y, const Activation& act,
-                       ThreadPool* pool, void* scratch) const {
+void WinogradConv::RunLayout(int block, const float* x, const float* bias, const float* z, float* y,
+                             const Activation& act, ThreadPool* pool, void* scratch) const {
+  assert(block == 0 || block == 8 || block == 16);
   const int64_t cin = g_.c_in, cout = g_.c_out;
   const int64_t IH = g_.in[1], IW = g_.in[2], OH = g_.out[1], OW = g_.out[2];
   const int64_t ph = g_.pad_begin[1], pw = g_.pad_begin[2];
@@ -146,7 +150,7 @@ void WinogradConv::Run(const float* x, const float* bias, const float* z, float*
   for (int64_t t0 = 0; t0 < tiles; t0 += chunk_) {
     const int64_t nt = std::min(chunk_, tiles - t0);
     // V[xi][t][ci] = (B^T d B)[xi] for tile t, channel ci.
-    WinogradJob job{cin, cout, IH, IW, OH, OW, ph, pw, tiles_w_, per_image, t0, nt, x, v, m, bias, z, y, &act};
+    WinogradJob job{cin, cout, IH, IW, OH, OW, ph, pw, tiles_w_, per_image, t0, nt, x, v, m, bias, z, y, &act, block};
     pool->ParallelFor(nt, grain, [&](int64_t tb, int64_t te) { WinogradInput(job, tb, te); });
     // The 36 GEMMs in equal shares, one task per thread, each GEMM whole on
     // one thread: splitting each GEMM instead cost 36 fork/joins per batch and

@@ -38,10 +38,25 @@ class WinogradConv {
   // Y = act(conv(X) + bias + z); bias and z may be null. `scratch`:
   // ScratchBytes() bytes, 64-byte aligned.
   void Run(const float* x, const float* bias, const float* z, float* y, const Activation& act, ThreadPool* pool,
-           void* scratch) const;
+           void* scratch) const {
+    RunLayout(0, x, bias, z, y, act, pool, scratch);
+  }
+  // The same on the blocked layout of ops/cpu/nchwc.h with `block` 8 or 16:
+  // x [N][ceil(Cin/block)][IH][IW][block], z and y [N][ceil(Cout/block)][OH][OW][block].
+  // Padding lanes of x are ignored; those of y get act(0), as NchwcConv
+  // writes them. The 16 lanes the transforms work on are then whole blocks
+  // in memory: no transposes, and no reorders around the conv in a blocked
+  // region (not wired into the nchwc-layout pass yet).
+  void RunBlocked(int block, const float* x, const float* bias, const float* z, float* y, const Activation& act,
+                  ThreadPool* pool, void* scratch) const {
+    RunLayout(block, x, bias, z, y, act, pool, scratch);
+  }
   std::vector<uint8_t> ExportPrepacked() const { return u_.Export(); }
 
  private:
+  void RunLayout(int block, const float* x, const float* bias, const float* z, float* y, const Activation& act,
+                 ThreadPool* pool, void* scratch) const;
+
   ConvGeometry g_;
   int64_t tiles_h_ = 0, tiles_w_ = 0, chunk_ = 0;  // tiles per GEMM batch
   int max_threads_ = 1;

@@ -27,6 +27,9 @@ struct WinogradJob {
   const float* z;
   float* y;
   const Activation* act;
+  // 0: NCHW. 8 or 16: x, z and y in the blocked layout (ops/cpu/nchwc.h),
+  // [N][ceil(C/block)][H][W][block].
+  int64_t block = 0;
 };
 
 namespace {
@@ -165,6 +168,36 @@ inline void Transpose16x16(const float (*in)[16], __m512 (&out)[16]) {
     const bool inside = iy0 >= 0 && ix0 >= 0 && iy0 + 6 <= IH && ix0 + 6 <= IW;
     for (int64_t c0 = 0; c0 < cin; c0 += kLanes) {
       const int64_t nl = std::min(kLanes, cin - c0);
+      if (job.block) {
+        // Blocked input: the 16 lanes of a position are one or two whole
+        // channel blocks, contiguous in memory - no transposes needed.
+        const int64_t bs = job.block, cb_n = (cin + bs - 1) / bs;
+        for (int i = 0; i < 6; ++i) {
+          const int64_t iy = iy0 + i;
+          for (int j = 0; j < 6; ++j) {
+            const int64_t ix = ix0 + j;
+            const bool in = iy >= 0 && iy < IH && ix >= 0 && ix < IW;
+            for (int64_t h = 0; h < kLanes / bs; ++h) {
+              const int64_t cb = c0 / bs + h;
+              float* dst = d[i * 6 + j] + h * bs;
+              if (!in || cb >= cb_n) {
+                std::fill(dst, dst + bs, 0.f);
+                continue;
+              }
+              const float* src = x + ((tg.b * cb_n + cb) * IH * IW + iy * IW + ix) * bs;
+              if (bs == 16) std::memcpy(dst, src, 16 * sizeof(float));
+              else std::memcpy(dst, src, 8 * sizeof(float));
+            }
+          }
+        }
+        for (int j = 0; j < 6; ++j) InputRows(&d[j], 6, &r[j], 6);
+        for (int i = 0; i < 6; ++i) InputRows(&r[i * 6], 1, &d[i * 6], 1);
+        if (nl == kLanes)
+          for (int k = 0; k < 36; ++k) std::memcpy(v + (k * nt + t) * cin + c0, d[k], sizeof(float) * kLanes);
+        else
+          for (int k = 0; k < 36; ++k) std::memcpy(v + (k * nt + t) * cin + c0, d[k], sizeof(float) * nl);
+        continue;
+      }
 #if defined(__AVX512F__)
       if (inside && nl == kLanes) {
         GatherTile16(x + ((tg.b * cin + c0) * IH + iy0) * IW + ix0, IH * IW, IW, ix0 + 8 <= IW, d);
@@ -243,6 +276,31 @@ inline void Transpose16x16(const float (*in)[16], __m512 (&out)[16]) {
         std::memcpy(bl, bias + c0, sizeof(float) * nl);
         for (int k = 0; k < 16; ++k)
           for (int64_t l = 0; l < kLanes; ++l) o2[k][l] += bl[l];
+      }
+      if (job.block) {
+        // Blocked output: each position's lanes are stored as whole blocks.
+        // Lanes past Cout hold 0 here (zero M and bias) and get act(0), the
+        // padding the blocked layout expects; the residual's are not added.
+        const int64_t bs = job.block, cb_n = (cout + bs - 1) / bs;
+        auto at = [&](int64_t cb, int64_t i, int64_t j) {
+          return ((tg.b * cb_n + cb) * OH * OW + (tg.oy0 + i) * OW + tg.ox0 + j) * bs;
+        };
+        if (z) {
+          for (int64_t i = 0; i < rows; ++i)
+            for (int64_t j = 0; j < cols; ++j)
+              for (int64_t l = 0; l < nl; ++l) o2[i * 4 + j][l] += z[at((c0 + l) / bs, i, j) + (c0 + l) % bs];
+        }
+        if (act.kind != ActivationKind::kNone) ApplyActivation(act, &o2[0][0], 16 * kLanes);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            for (int64_t h = 0; h < kLanes / bs; ++h) {
+              const int64_t cb = c0 / bs + h;
+              if (cb >= cb_n) continue;
+              const float* src = o2[i * 4 + j] + h * bs;
+              if (bs == 16) std::memcpy(y + at(cb, i, j), src, 16 * sizeof(float));
+              else std::memcpy(y + at(cb, i, j), src, 8 * sizeof(float));
+            }
+        continue;
       }
 #if defined(__AVX512F__)
       if (rows == 4 && cols == 4 && nl == kLanes) {

@@ -132,6 +132,56 @@ TEST(Winograd, FullChannelBlocksAndInteriorTiles) {
   }
 }
 
+// NCHW [N][C][H][W] to blocked [N][ceil(C/b)][H][W][b], padding lanes `fill`.
+std::vector<float> ToBlocked(const std::vector<float>& x, int64_t n, int64_t c, int64_t hw, int64_t b, float fill) {
+  const int64_t cb = (c + b - 1) / b;
+  std::vector<float> y(n * cb * hw * b, fill);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) y[((i * cb + ch / b) * hw + p) * b + ch % b] = x[(i * c + ch) * hw + p];
+  return y;
+}
+
+// RunBlocked against Run on the same weights: blocks 8 and 16, channel counts
+// that leave padding lanes (filled with junk on input, expected act(0) = 0
+// on output), pads, batch 2, fused residual + Relu, 1-3 threads.
+TEST(Winograd, BlockedLayoutMatchesNchw) {
+  uint32_t seed = 1500;
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t block : {8, 16})
+      for (const Case& c : {Case{2, 20, 21, 9, 10, 1, 1, 1, 1}, Case{1, 32, 16, 14, 14, 1, 1, 1, 1},
+                            Case{2, 16, 40, 8, 11, 0, 2, 1, 0}})
+        for (bool fused : {false, true}) {
+          const ConvGeometry g = Geometry(c);
+          const int64_t ihw = c.h * c.w, ohw = g.out[1] * g.out[2];
+          auto x = Rand(c.n * c.cin * ihw, seed), w = Rand(c.cout * c.cin * 9, seed + 1);
+          auto b = Rand(c.cout, seed + 2), z = Rand(c.n * c.cout * ohw, seed + 3);
+          seed += 4;
+          Activation act;
+          if (fused) act.kind = ActivationKind::kRelu;
+          WinogradConv wc(g, w.data(), {}, threads);
+          std::vector<float> scratch(wc.ScratchBytes() / sizeof(float) + 16);
+          void* s = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+          std::vector<float> want(c.n * c.cout * ohw);
+          wc.Run(x.data(), b.data(), fused ? z.data() : nullptr, want.data(), act, &pool, s);
+          const auto xb = ToBlocked(x, c.n, c.cin, ihw, block, 1e3f), zb = ToBlocked(z, c.n, c.cout, ohw, block, 1e3f);
+          std::vector<float> yb(ToBlocked(want, c.n, c.cout, ohw, block, 0.f).size(), std::nanf(""));
+          wc.RunBlocked(static_cast<int>(block), xb.data(), b.data(), fused ? zb.data() : nullptr, yb.data(), act,
+                        &pool, s);
+          const auto want_b = ToBlocked(want, c.n, c.cout, ohw, block, 0.f);  // padding lanes: act(0) = 0
+          double err = 0, scale = 1e-30;
+          for (size_t i = 0; i < yb.size(); ++i) {
+            scale = std::max(scale, std::fabs(double(want_b[i])));
+            const double e = std::fabs(double(yb[i]) - want_b[i]);
+            if (!(e <= err)) err = std::isnan(e) ? INFINITY : e;
+          }
+          EXPECT_LT(err / scale, 1e-6) << "block " << block << " cin " << c.cin << " cout " << c.cout << " threads "
+                                       << threads << (fused ? " fused" : "");
+        }
+  }
+}
+
 TEST(Winograd, ErrorGrowsSanelyWithChannels) {
   ThreadPool pool(1);
   for (int64_t cin : {64, 256}) {
@@ -207,11 +257,12 @@ TEST(Winograd, DISABLED_BenchResNetShapes) {
                          {1, 32, 32, 14, 14, 1, 1, 1, 1},   {1, 8, 16, 56, 56, 1, 1, 1, 1},
                          {1, 64, 64, 7, 7, 1, 1, 1, 1},     {1, 128, 128, 7, 7, 1, 1, 1, 1},
                          {1, 256, 256, 7, 7, 1, 1, 1, 1},   {1, 512, 512, 10, 10, 1, 1, 1, 1},
-                         {1, 512, 512, 14, 14, 1, 1, 1, 1}, {1, 1024, 1024, 14, 14, 1, 1, 1, 1}};
+                         {1, 512, 512, 14, 14, 1, 1, 1, 1}, {1, 1024, 1024, 14, 14, 1, 1, 1, 1},
+                         {1, 512, 512, 28, 28, 1, 1, 1, 1},  {8, 512, 512, 7, 7, 1, 1, 1, 1}};
   for (const Case& c : shapes) {
     const ConvGeometry g = Geometry(c);
-    auto x = Rand(c.cin * c.h * c.w, 1), w = Rand(c.cout * c.cin * 9, 2);
-    std::vector<float> y(c.cout * g.OutSize());
+    auto x = Rand(c.n * c.cin * c.h * c.w, 1), w = Rand(c.cout * c.cin * 9, 2);
+    std::vector<float> y(c.n * c.cout * g.OutSize());
     WinogradConv wc(g, w.data(), {}, 1);
     std::vector<float> scratch(wc.ScratchBytes() / sizeof(float) + 16);
     auto* s = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
@@ -219,7 +270,6 @@ TEST(Winograd, DISABLED_BenchResNetShapes) {
     const int64_t k = c.cin * 9;
     gemm::SgemmPlan plan(uk, c.cout, g.OutSize(), k, 1);
     auto pw = gemm::PackedOperand::Make(uk, gemm::PackedSide::kA, w.data(), k, false, c.cout, k, {});
-    Im2ColCtx ctx{&g, x.data()};
     auto im2col = [&] {
       gemm::SgemmArgs a;
       a.m = c.cout, a.n = g.OutSize(), a.k = k, a.packed_a = pw.data();
@@ -228,11 +278,18 @@ TEST(Winograd, DISABLED_BenchResNetShapes) {
         const auto* cx = static_cast<const Im2ColCtx*>(p);
         PackIm2ColPanels(*cx->g, cx->x, u.nr, k0, kc, n0, nc, dst);
       };
-      a.pack_b_ctx = &ctx, a.c = y.data(), a.ldc = g.OutSize();
-      plan.Run(a, &pool);
+      a.ldc = g.OutSize();
+      for (int64_t b = 0; b < c.n; ++b) {  // one GEMM per image, as the Conv op runs it
+        Im2ColCtx img{&g, x.data() + b * c.cin * c.h * c.w};
+        a.pack_b_ctx = &img, a.c = y.data() + b * c.cout * g.OutSize();
+        plan.Run(a, &pool);
+      }
     };
     auto wino = [&] { wc.Run(x.data(), nullptr, nullptr, y.data(), Activation{}, &pool, s); };
-    double best_i = 1e30, best_w = 1e30;
+    const auto xb = ToBlocked(x, c.n, c.cin, c.h * c.w, 16, 0.f);
+    std::vector<float> yb(c.n * ((c.cout + 15) / 16) * 16 * g.OutSize());
+    auto blocked = [&] { wc.RunBlocked(16, xb.data(), nullptr, nullptr, yb.data(), Activation{}, &pool, s); };
+    double best_i = 1e30, best_w = 1e30, best_b = 1e30;
     for (int r = 0; r < 15; ++r) {
       double t = CpuMs();
       im2col();
@@ -240,9 +297,12 @@ TEST(Winograd, DISABLED_BenchResNetShapes) {
       t = CpuMs();
       wino();
       best_w = std::min(best_w, CpuMs() - t);
+      t = CpuMs();
+      blocked();
+      best_b = std::min(best_b, CpuMs() - t);
     }
-    std::printf("cin %4ld cout %4ld %3ldx%-3ld im2col %7.3f ms  winograd %7.3f ms  speedup %.2fx\n", long(c.cin),
-                long(c.cout), long(c.h), long(c.w), best_i, best_w, best_i / best_w);
+    std::printf("n %ld cin %4ld cout %4ld %3ldx%-3ld im2col %7.3f ms  winograd %7.3f ms  speedup %.2fx  blocked-16 %7.3f ms\n",
+                long(c.n), long(c.cin), long(c.cout), long(c.h), long(c.w), best_i, best_w, best_i / best_w, best_b);
   }
 }
 
