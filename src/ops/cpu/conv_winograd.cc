@@ -98,9 +98,14 @@ bool WinogradPreferred(const ConvGeometry& g) {
   // in cache between runs, shows 1.4-1.9x, but in ResNet-50, where they
   // stream from memory with the other layers' weights, its three 512ch 7x7
   // convs made the model 2.5% slower (1 thread, quiet machine). So AVX-512
-  // stops at 256x256. With AVX2 (a GEMM a third as fast) the bench shows
-  // 1.1-2.9x at every width, 1024 included, and a tie at 8 input channels.
-  const bool wide_ok = SelectedIsa() != Isa::kAvx512 || g.c_in * g.c_out <= 256 * 256;
+  // stops at 256x256, and above 128x128 channels (transformed weights over
+  // 2.4 MB) keeps the rule it had before these measurements, outputs from
+  // 14x14 (ResNet-50's 256ch 14x14 layers). With AVX2 (a GEMM a third as
+  // fast) the bench shows 1.1-2.9x at every width, 1024 included, and a tie
+  // at 8 input channels.
+  const int64_t min_out = g.c_in * g.c_out > 128 * 128 ? 14 : 7;
+  const bool wide_ok = SelectedIsa() != Isa::kAvx512 ||
+                       (g.c_in * g.c_out <= 256 * 256 && g.out[1] >= min_out && g.out[2] >= min_out);
   return g.c_in >= 16 && g.c_out >= 16 && wide_ok && g.out[1] >= 7 && g.out[2] >= 7;
 }
 
