@@ -191,11 +191,17 @@ class NchwcConvKernel final : public Kernel {
       std::memcpy(bias_.data(), b->constant->data(), static_cast<size_t>(s_.c_out) * sizeof(float));
     }
     // A pointwise conv is one long row per image: full tiles run across the
-    // row ends of the plane.
-    const bool pointwise = !s_.depthwise && !s_.nchw_input && s_.k_h == 1 && s_.k_w == 1 && s_.stride_h == 1 &&
-                           s_.stride_w == 1 && s_.pad_t == 0 && s_.pad_l == 0 && g.pad_end[1] == 0 &&
-                           g.pad_end[2] == 0;
-    if (pointwise) {
+    // row ends of the plane. A strided one (ResNet's downsample convs) first
+    // gathers the pixels it reads into the scratch (a copy of the output's
+    // size), as its 7- and 14-pixel rows otherwise take 1-pixel tiles that
+    // stream all weights for one pixel.
+    const bool one_by_one = !s_.depthwise && !s_.nchw_input && s_.k_h == 1 && s_.k_w == 1 && s_.pad_t == 0 &&
+                            s_.pad_l == 0 && g.pad_end[1] == 0 && g.pad_end[2] == 0;
+    if (one_by_one && (s_.stride_h != 1 || s_.stride_w != 1)) {
+      sub_ = {s_.in_h, s_.in_w, s_.stride_h, s_.stride_w, s_.out_h, s_.out_w};
+      s_.in_h = s_.out_h, s_.in_w = s_.out_w, s_.stride_h = s_.stride_w = 1;
+    }
+    if (one_by_one) {
       s_.in_w = s_.out_w = s_.in_h * s_.in_w;
       s_.in_h = s_.out_h = 1;
     }
@@ -214,10 +220,26 @@ class NchwcConvKernel final : public Kernel {
   }
 
   Status Run(const KernelIO& io) override {
-    nchwc::ConvArgs a{&s_, io.in<float>(0), weights_, bias_.data(),
-                      io.num_inputs > 3 ? io.in<float>(3) : nullptr, io.out<float>(0), act_};
+    const float* x = io.in<float>(0);
+    std::vector<float> local;
+    if (sub_.in_h) {
+      float* dst = static_cast<float*>(io.scratch);
+      if (!dst) {
+        local.resize(ScratchBytes() / sizeof(float));
+        dst = local.data();
+      }
+      Subsample(x, dst, io.pool);
+      x = dst;
+    }
+    nchwc::ConvArgs a{&s_, x, weights_, bias_.data(), io.num_inputs > 3 ? io.in<float>(3) : nullptr,
+                      io.out<float>(0), act_};
     Split(io.pool, units_, work_per_unit_, [&](int64_t b, int64_t e) { kernel_.run(a, b, e); });
     return Status::Ok();
+  }
+
+  size_t ScratchBytes() const override {
+    if (!sub_.in_h) return 0;
+    return static_cast<size_t>(s_.batch * s_.InBlocks() * sub_.out_h * sub_.out_w * s_.block) * sizeof(float);
   }
 
   std::vector<uint8_t> ExportPrepacked() const override {
@@ -236,6 +258,25 @@ class NchwcConvKernel final : public Kernel {
   const float* weights_ = nullptr;
   std::vector<float> bias_;
   int64_t units_ = 0, work_per_unit_ = 0;
+  // Strided pointwise convs: the input's own size and strides (in_h = 0: none).
+  struct {
+    int64_t in_h = 0, in_w = 0, stride_h = 1, stride_w = 1, out_h = 0, out_w = 0;
+  } sub_;
+
+  // Copies the pixels a strided pointwise conv reads into [N, Cb, OH, OW, c].
+  void Subsample(const float* x, float* dst, ThreadPool* pool) const {
+    const int64_t c = s_.block, oh = sub_.out_h, ow = sub_.out_w;
+    const int64_t rows = s_.batch * s_.InBlocks() * oh;
+    Split(pool, rows, ow * c, [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t plane = r / oh, y = r % oh;
+        const float* src = x + (plane * sub_.in_h + y * sub_.stride_h) * sub_.in_w * c;
+        float* d = dst + r * ow * c;
+        for (int64_t i = 0; i < ow; ++i)
+          std::memcpy(d + i * c, src + i * sub_.stride_w * c, static_cast<size_t>(c) * sizeof(float));
+      }
+    });
+  }
 };
 
 Expected<KernelPtr> MakeNchwcConv(const KernelInit& init) {
