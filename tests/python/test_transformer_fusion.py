@@ -72,6 +72,21 @@ def test_gpt2_eager_additive_mask_and_cast_become_is_causal(tmp_path, seq):
         assert ops[gone] == 0, (gone, ops)
 
 
+@pytest.mark.parametrize("batch,seq", [(1, 16), (2, 40)])
+def test_gpt2_conv1d_gemms_take_residual_and_gelu(tmp_path, batch, seq):
+    # The HF export's Conv1D: Reshape -> Gemm -> Reshape. The residual Adds go into the
+    # Gemm epilogues (Z read through the Reshape), tanh-GELU too.
+    layers = 2
+    feeds = {"hidden_in": RNG.standard_normal((batch, seq, 32), dtype=np.float32)}
+    model = tm.gpt2(batch=batch, seq=seq, layers=layers, max_pos=64, eager_mask=True, gemm_linear=True)
+    ops = compile_check(model, feeds, tmp_path)
+    assert ops["Attention"] == layers, ops
+    assert ops["Add"] == 0, ops
+    assert ops["com.opencann::FusedGemm"] == 3 * layers, ops  # c_fc (+GELU), c_proj and attn c_proj (+Z)
+    for gone in ["Softmax", "Cast", "Tanh", "Pow", "Transpose"]:
+        assert ops[gone] == 0, (gone, ops)
+
+
 def test_gpt2_om_marks_attention_causal(tmp_path):
     model = tm.gpt2(seq=8, layers=1)
     path = save_model(model, str(tmp_path))

@@ -77,13 +77,24 @@ def bert(batch=1, seq=16, dim=32, heads=4, layers=2, seed=11, opset=14):
         [helper.make_tensor_value_info("hidden", TensorProto.FLOAT, [batch, seq, dim])], "bert_opset14")
 
 
-def gpt2(batch=1, seq=16, dim=32, heads=4, layers=2, seed=12, opset=14, max_pos=64, eager_mask=False):
+def conv1d(b, x, batch, seq, din, dout):
+    """transformers' Conv1D as torch.onnx exports it: Reshape to [batch*seq, din],
+    Gemm with the [din, dout] weight and bias, Reshape back."""
+    w = b.const((b.rng.standard_normal((din, dout)) / np.sqrt(din)).astype(np.float32), "w")
+    bias = b.const((0.02 * b.rng.standard_normal(dout)).astype(np.float32), "b")
+    flat = b.op("Reshape", [x, b.const(np.array([-1, din], np.int64))])
+    return b.op("Reshape", [b.op("Gemm", [flat, w, bias]), b.const(np.array([batch, seq, dout], np.int64))])
+
+
+def gpt2(batch=1, seq=16, dim=32, heads=4, layers=2, seed=12, opset=14, max_pos=64, eager_mask=False,
+         gemm_linear=False):
     """HF GPT-2 blocks: one c_attn projection split into Q/K/V, scores / sqrt(d),
     Where(causal slice of the constant `bias` buffer, scores, finfo.min),
     pre-LayerNorm (decomposed), gelu_new (tanh). eager_mask: the spelling of
     recent transformers' eager attention instead: scores * (1/sqrt(d)) + a
     constant additive causal mask (0 / finfo.min), then Cast(float) of the
-    probabilities before MatMul(V)."""
+    probabilities before MatMul(V). gemm_linear: every projection as the HF
+    export's Conv1D (Reshape -> Gemm -> Reshape) instead of MatMul + Add."""
     b = Builder(seed, opset=opset)
     hd = dim // heads
     tri = np.tril(np.ones((max_pos, max_pos), bool)).reshape(1, 1, max_pos, max_pos)
@@ -91,10 +102,14 @@ def gpt2(batch=1, seq=16, dim=32, heads=4, layers=2, seed=12, opset=14, max_pos=
     causal = b.op("Slice", [bias_buf, b.const(np.array([0, 0], np.int64)), b.const(np.array([seq, seq], np.int64)),
                             b.const(np.array([2, 3], np.int64))])
     min_f = b.const(np.float32(np.finfo(np.float32).min))
+
+    def linear(x, din, dout):
+        return conv1d(b, x, batch, seq, din, dout) if gemm_linear else b.linear(x, din, dout)
+
     x = "hidden_in"
     for _ in range(layers):
         a = decomposed_layer_norm(b, x, dim, square="mul")
-        qkv = b.linear(a, dim, 3 * dim)
+        qkv = linear(a, dim, 3 * dim)
         q, k, v = b.op("Split", [qkv, b.const(np.array([dim] * 3, np.int64))], n_out=3, axis=2)
         q = _heads(b, q, batch, seq, heads, hd, [0, 2, 1, 3])
         k = _heads(b, k, batch, seq, heads, hd, [0, 2, 3, 1])
@@ -109,9 +124,9 @@ def gpt2(batch=1, seq=16, dim=32, heads=4, layers=2, seed=12, opset=14, max_pos=
             s = b.op("Where", [causal, s, min_f])
             p = b.op("Softmax", [s], axis=-1)
         ctx = _merge(b, b.op("MatMul", [p, v]), batch, seq, dim)
-        x = b.op("Add", [x, b.linear(ctx, dim, dim)])
-        h = tanh_gelu(b, b.linear(decomposed_layer_norm(b, x, dim), dim, 4 * dim))
-        x = b.op("Add", [x, b.linear(h, 4 * dim, dim)])
+        x = b.op("Add", [x, linear(ctx, dim, dim)])
+        h = tanh_gelu(b, linear(decomposed_layer_norm(b, x, dim), dim, 4 * dim))
+        x = b.op("Add", [x, linear(h, 4 * dim, dim)])
     x = decomposed_layer_norm(b, x, dim)
     b.nodes[-1].output[0] = "hidden"
     return b.model([helper.make_tensor_value_info("hidden_in", TensorProto.FLOAT, [batch, seq, dim])],
