@@ -175,6 +175,23 @@ struct AttentionFuser {
     return p;
   }
 
+  // x when q, k, v are outputs 0, 1, 2 of one Split of x = [B, S, 3 * hidden]
+  // along its last axis into equal thirds (GPT-2's c_attn output): the
+  // Attention then reads x in place (packed_qkv) and the Split's copy goes
+  // away with the head Reshapes (dead-code-elimination).
+  static Value* PackedQkvSource(const Value* q, const Value* k, const Value* v) {
+    Node* split = q ? q->producer : nullptr;
+    if (!IsOp(split, "Split") || !split->input(0) || split->outputs.size() != 3) return nullptr;
+    if (split->output(0) != q || split->output(1) != k || split->output(2) != v) return nullptr;
+    Value* x = split->input(0);
+    if (!IsF32Static(x) || x->shape.size() != 3 || x->shape[2] % 3 != 0) return nullptr;
+    const int64_t axis = split->GetInt("axis", 0);
+    if (axis != 2 && axis != -1) return nullptr;
+    for (const Value* part : {q, k, v})
+      if (part->shape != std::vector<int64_t>{x->shape[0], x->shape[1], x->shape[2] / 3}) return nullptr;
+    return x;
+  }
+
   bool TryFuse(Node* softmax) {
     if (!IsOp(softmax, "Softmax") || softmax->inputs.size() != 1) return false;
     Value* s = softmax->input(0);
@@ -278,10 +295,12 @@ struct AttentionFuser {
                       merge_t->GetInts("perm") == std::vector<int64_t>{0, 2, 1, 3} && IsOp(merge_r, "Reshape") &&
                       merge_r->input(0) == merge_t->output(0) && IsF32Static(merge_r->output(0)) &&
                       merge_r->output(0)->shape == std::vector<int64_t>{b, sq, h * v->shape[3]};
+    Value* packed = as3d && v->shape[3] == d ? PackedQkvSource(q3, k3, v3) : nullptr;
     if (as3d) {
       q = q3;
       k = k3;
       v = v3;
+      if (packed) q = k = v = packed;
       out = merge_r->output(0);
       m.nodes.push_back(merge_t);
       m.nodes.push_back(merge_r);
@@ -298,6 +317,7 @@ struct AttentionFuser {
       att->SetInt("q_num_heads", h);
       att->SetInt("kv_num_heads", h);
     }
+    if (packed) att->SetInt("packed_qkv", 1);
     if (m.causal) att->SetInt("is_causal", 1);
     uses.Rebuild();
     return true;

@@ -277,6 +277,77 @@ TEST(PassFuseAttention, HeadSplitProjectionsTakeThe3dForm) {
   EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
 }
 
+// GPT-2: one [B,S,3*H*D] projection, Split into Q | K | V (sizes `parts`),
+// then the head splits of HeadSplitProjectionsTakeThe3dForm.
+Node* BuildSplitQkv(Graph& g, std::vector<int64_t> parts, Value** qkv) {
+  g.opset_imports[""] = 14;
+  const int64_t total = parts[0] + parts[1] + parts[2];
+  *qkv = Tensor(g, "qkv", {B, S, total});
+  g.inputs = {*qkv};
+  std::vector<Value*> proj, heads;
+  for (int i = 0; i < 3; ++i) proj.push_back(Tensor(g, "proj" + std::to_string(i), {B, S, parts[i]}));
+  Node* split = g.AddNode("Split", "split", {*qkv, Const<int64_t>(g, "sizes", {3}, parts)}, proj);
+  split->SetInt("axis", 2);
+  Value* shape = Const<int64_t>(g, "shape", {4}, {B, S, H, D});
+  for (int i = 0; i < 3; ++i) {
+    Value* r = Tensor(g, "r" + std::to_string(i), {B, S, H, D});
+    const bool is_k = i == 1;
+    Value* t = Tensor(g, "t" + std::to_string(i), is_k ? std::vector<int64_t>{B, H, D, S} : std::vector<int64_t>{B, H, S, D});
+    g.AddNode("Reshape", r->name, {proj[i], shape}, {r});
+    g.AddNode("Transpose", t->name, {r}, {t})->SetInts("perm", is_k ? std::vector<int64_t>{0, 2, 3, 1}
+                                                                       : std::vector<int64_t>{0, 2, 1, 3});
+    heads.push_back(t);
+  }
+  Value* scores = Tensor(g, "scores", {B, H, S, S});
+  Value* p = Tensor(g, "p", {B, H, S, S});
+  Value* ctx = Tensor(g, "ctx", {B, H, S, D});
+  Value* ctx_t = Tensor(g, "ctx_t", {B, S, H, D});
+  Value* y = Tensor(g, "y", {B, S, H * D});
+  g.AddNode("MatMul", "qk", {heads[0], heads[1]}, {scores});
+  g.AddNode("Softmax", "softmax", {scores}, {p})->SetInt("axis", -1);
+  g.AddNode("MatMul", "pv", {p, heads[2]}, {ctx});
+  g.AddNode("Transpose", "ctx_t", {ctx}, {ctx_t})->SetInts("perm", {0, 2, 1, 3});
+  g.AddNode("Reshape", "y", {ctx_t, Const<int64_t>(g, "merge", {3}, {B, S, H * D})}, {y});
+  g.outputs = {y};
+  return split;
+}
+
+Node* FindAttention(Graph& g) {
+  for (auto& n : g.nodes())
+    if (n->op_type == "Attention") return n.get();
+  return nullptr;
+}
+
+TEST(PassFuseAttention, SplitQkvIsReadPacked) {
+  Graph g;
+  Value* qkv = nullptr;
+  BuildSplitQkv(g, {H * D, H * D, H * D}, &qkv);
+  ASSERT_TRUE(RunPass(g).ok());
+  Node* att = FindAttention(g);
+  ASSERT_NE(att, nullptr);
+  EXPECT_EQ(att->inputs, (std::vector<Value*>{qkv, qkv, qkv}));
+  EXPECT_EQ(att->GetInt("packed_qkv", 0), 1);
+  EXPECT_EQ(att->GetInt("q_num_heads", 0), H);
+  EXPECT_EQ(CountUses(g, qkv), 4);  // the Attention three times; the Split is dead now
+  EXPECT_TRUE(g.Verify().ok()) << g.Verify().ToString();
+}
+
+TEST(PassFuseAttention, SplitIntoUnequalPartsIsNotPacked) {
+  // A Split whose thirds are not Q | K | V of the same size (here the middle
+  // part is wider and only its first H*D values feed K) keeps the Split.
+  Graph g;
+  Value* qkv = nullptr;
+  Node* split = BuildSplitQkv(g, {H * D, H * D, H * D}, &qkv);
+  qkv->shape[2] += 2;  // [B, S, 3HD + 2]: not three equal thirds
+  split->inputs[1] = Const<int64_t>(g, "sizes2", {3}, {H * D, H * D + 2, H * D});
+  split->output(1)->shape[2] += 2;
+  ASSERT_TRUE(RunPass(g).ok());
+  Node* att = FindAttention(g);
+  ASSERT_NE(att, nullptr);  // the 4-D form
+  EXPECT_EQ(att->GetInt("packed_qkv", 0), 0);
+  EXPECT_NE(att->inputs[0], qkv);
+}
+
 TEST(PassFuseAttention, SoftmaxOverAnotherAxisIsLeftAlone) {
   Graph g;
   Build(g, [](Value* s) { return s; }, /*softmax_axis=*/2);

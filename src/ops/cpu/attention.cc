@@ -7,6 +7,11 @@
 // past_value the present outputs hold past ++ new keys (4-D), and attention
 // reads those. Grouped-query attention maps query head h to key/value head
 // h / (q_heads / kv_heads).
+//
+// Packed 3-D form (made by fuse-attention, not an ONNX attribute): with
+// packed_qkv = 1, Q, K and V are one [batch, seq, 3 * heads * head_size]
+// tensor holding Q | K | V along the last dim (GPT-2's c_attn output before its
+// Split), read in place; q_num_heads == kv_num_heads.
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -23,6 +28,7 @@ namespace {
 // Sizes of one Attention node; -1 where unknown (inference on dynamic shapes).
 struct Geometry {
   bool is3d = false;
+  bool packed = false;  // packed_qkv: Q | K | V in one 3-D tensor
   int64_t batch = -1, q_heads = -1, kv_heads = -1, q_len = -1, kv_new = -1, past = 0;
   int64_t head_dim = -1, v_dim = -1;
   int64_t kv_total() const { return kv_new < 0 || past < 0 ? -1 : kv_new + past; }
@@ -49,6 +55,15 @@ Expected<Geometry> ResolveGeometry(const Node& n) {
   Geometry g;
   g.is3d = rank == 3;
   g.batch = q.shape[0];
+  g.packed = n.GetInt("packed_qkv", 0) != 0;
+  if (g.packed && (!g.is3d || n.input(1) != n.input(0) || n.input(2) != n.input(0) ||
+                   n.GetInt("q_num_heads", 0) != n.GetInt("kv_num_heads", 0) || q.shape[2] % 3 != 0))
+    return InvalidArgument(n.Describe(), ": packed_qkv needs one 3-D input [batch, seq, 3 * hidden] as Q, K and V "
+                           "and q_num_heads == kv_num_heads, got ", q.ShapeString());
+  // Hidden size of each of Q, K, V.
+  const int64_t qd = g.packed ? q.shape[2] / 3 : q.shape[2];
+  const int64_t kd = g.packed ? qd : (g.is3d ? k.shape[2] : -1);
+  const int64_t vd = g.packed ? qd : (g.is3d ? v.shape[2] : -1);
   if (g.is3d) {
     g.q_heads = n.GetInt("q_num_heads", 0);
     g.kv_heads = n.GetInt("kv_num_heads", 0);
@@ -56,14 +71,14 @@ Expected<Geometry> ResolveGeometry(const Node& n) {
       return InvalidArgument(n.Describe(), ": 3-D inputs need positive q_num_heads and kv_num_heads attributes");
     g.q_len = q.shape[1];
     g.kv_new = k.shape[1];
-    for (auto [dim, heads, what] : {std::tuple{q.shape[2], g.q_heads, "Q"}, {k.shape[2], g.kv_heads, "K"},
-                                    {v.shape[2], g.kv_heads, "V"}})
+    for (auto [dim, heads, what] : {std::tuple{qd, g.q_heads, "Q"}, {kd, g.kv_heads, "K"},
+                                    {vd, g.kv_heads, "V"}})
       if (dim >= 0 && dim % heads != 0)
         return InvalidArgument(n.Describe(), ": ", what, " hidden size ", dim, " is not a multiple of its ", heads,
                                " heads");
-    g.head_dim = DivOrUnknown(q.shape[2], g.q_heads);
-    OC_RETURN_IF_ERROR(SameDim(n, "Q and K head sizes", g.head_dim, DivOrUnknown(k.shape[2], g.kv_heads)));
-    g.v_dim = DivOrUnknown(v.shape[2], g.kv_heads);
+    g.head_dim = DivOrUnknown(qd, g.q_heads);
+    OC_RETURN_IF_ERROR(SameDim(n, "Q and K head sizes", g.head_dim, DivOrUnknown(kd, g.kv_heads)));
+    g.v_dim = DivOrUnknown(vd, g.kv_heads);
     OC_RETURN_IF_ERROR(SameDim(n, "K and V sequence lengths", k.shape[1], v.shape[1]));
   } else {
     g.q_heads = q.shape[1];
@@ -177,13 +192,19 @@ class AttentionKernel final : public Kernel {
     v_scratch_ = has_past && !present_v ? Align(v_bytes_) : 0;
   }
 
+  // packed_qkv: where K and V start within each row of the one input (elements).
+  void set_packed_offsets(int64_t k_off, int64_t v_off) {
+    k_off_ = k_off;
+    v_off_ = v_off;
+  }
+
   size_t ScratchBytes() const override { return plan_.ScratchBytes() + k_scratch_ + v_scratch_; }
 
   Status Run(const KernelIO& io) override {
     attn::Params p = p_;
     p.q.data = io.inputs[0];
-    const T* k = io.in<T>(1);
-    const T* v = io.in<T>(2);
+    const T* k = io.in<T>(1) + k_off_;
+    const T* v = io.in<T>(2) + v_off_;
     T* present_k = static_cast<T*>(OutputOrNull(io, 1));
     T* present_v = static_cast<T*>(OutputOrNull(io, 2));
     char* cat_scratch = static_cast<char*>(io.scratch) + plan_.ScratchBytes();
@@ -220,6 +241,7 @@ class AttentionKernel final : public Kernel {
   size_t k_bytes_ = 0, v_bytes_ = 0;
   size_t k_scratch_ = 0, v_scratch_ = 0;
   bool has_past_ = false;
+  int64_t k_off_ = 0, v_off_ = 0;
 };
 
 // Strides of attn_mask broadcast (numpy, right-aligned) to
@@ -286,6 +308,11 @@ Expected<KernelPtr> MakeAttention(const KernelInit& init) {
   p.q = View(n.input(0)->shape, g.is3d, g.q_heads);
   p.k = View(n.input(1)->shape, g.is3d, g.kv_heads);
   p.v = View(n.input(2)->shape, g.is3d, g.kv_heads);
+  if (g.packed) {  // rows of 3 * hidden; heads head_size apart within each third
+    p.q.sh = g.head_dim;
+    p.k.sh = g.head_dim;
+    p.v.sh = g.v_dim;
+  }
   if (g.is3d) {
     p.y_sb = g.q_len * g.q_heads * g.v_dim;
     p.y_ss = g.q_heads * g.v_dim;
@@ -308,6 +335,7 @@ Expected<KernelPtr> MakeAttention(const KernelInit& init) {
   const bool qk = n.output(3) != nullptr;
   auto finish = [&](auto* kernel) -> Expected<KernelPtr> {
     kernel->set_past(n.input(4) != nullptr, n.output(1) != nullptr, n.output(2) != nullptr);
+    if (g.packed) kernel->set_packed_offsets(g.q_heads * g.head_dim, 2 * g.q_heads * g.head_dim);
     return KernelPtr(kernel);
   };
   switch (t) {
