@@ -21,8 +21,6 @@
 
 #include "base/cpu_features.h"
 #include "ops/cpu/activation.h"
-#include "ops/cpu/conv_common.h"
-#include "ops/cpu/conv_winograd.h"
 #include "ops/cpu/gemm_bf16.h"
 #include "ops/cpu/nchwc.h"
 #include "ops/infer_util.h"
@@ -173,12 +171,9 @@ class Rewriter {
     if (n.domain == kOpenCannDomain && !ActivationFromNode(n).ok()) return false;
     const int64_t group = n.GetInt("group", 1), c_in = x->shape[1], c_out = w->shape[0];
     const bool depthwise = group > 1 && group == c_in && group == c_out && w->shape[1] == 1;
-    if (group != 1 && !depthwise) return false;
-    // The NCHW Winograd path does 2.25x fewer multiplies than the direct
-    // blocked conv and measured 1.7-2.9x faster on its shapes: such convs stay
-    // NCHW, with reorders around them.
-    auto g = ResolveConv(n, x->shape, w->shape);
-    return g.ok() && !WinogradPreferred(*g);
+    // (3x3 stride-1 convs that Winograd suits run it inside NchwcConv, on the
+    // blocked layout.)
+    return group == 1 || depthwise;
   }
 
   Status VisitConv(Node& n) {

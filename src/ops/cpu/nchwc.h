@@ -56,6 +56,8 @@ struct ConvShape {
 //   depthwise: [ob][kh][kw][lane]
 // Output channels past C_out and input channels past C_in get zero weights.
 void PackConvWeights(const ConvShape& s, const float* w, float* packed);
+// The inverse: W [C_out, C_in/group, k_h, k_w] back from packed weights.
+void UnpackConvWeights(const ConvShape& s, const float* packed, float* w);
 
 struct ConvArgs {
   const ConvShape* shape;

@@ -39,6 +39,20 @@ void PackConvWeights(const ConvShape& s, const float* w, float* packed) {
       }
 }
 
+void UnpackConvWeights(const ConvShape& s, const float* packed, float* w) {
+  const int64_t c = s.block, kk = s.k_h * s.k_w;
+  if (s.depthwise) {
+    for (int64_t m = 0; m < s.c_out; ++m)
+      for (int64_t k = 0; k < kk; ++k) w[m * kk + k] = packed[((m / c) * kk + k) * c + m % c];
+    return;
+  }
+  const int64_t cib = s.InBlockChannels(), nib = s.PackedInBlocks();
+  for (int64_t m = 0; m < s.c_out; ++m)
+    for (int64_t ci = 0; ci < s.c_in; ++ci)
+      for (int64_t k = 0; k < kk; ++k)
+        w[(m * s.c_in + ci) * kk + k] = packed[((((m / c) * nib + ci / cib) * kk + k) * cib + ci % cib) * c + m % c];
+}
+
 int64_t ConvWorkUnits(const ConvShape& s, int fb) {
   const int64_t groups = s.depthwise ? s.OutBlocks() : (s.OutBlocks() + fb - 1) / fb;
   const int64_t chunks = s.ow_chunk > 0 ? (s.out_w + s.ow_chunk - 1) / s.ow_chunk : 1;

@@ -155,6 +155,9 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int6
   cs.ow_chunk = ow_chunk;
   std::vector<float> packed(cs.PackedWeightFloats());
   nchwc::PackConvWeights(cs, d.w.data(), packed.data());
+  std::vector<float> unpacked(d.w.size());
+  nchwc::UnpackConvWeights(cs, packed.data(), unpacked.data());
+  EXPECT_EQ(unpacked, d.w) << "unpack(pack(W)) for " << s.Name();
   std::vector<float> bias(cs.OutBlocks() * block, 0.f);
   std::copy(d.b.begin(), d.b.end(), bias.begin());
   const std::vector<float> xb = s.nchw_input ? d.x : Block(d.x, s.n, s.c, s.h, s.w, block);
