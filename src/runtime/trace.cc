@@ -234,6 +234,14 @@ int64_t NodeFlops(const Node& n) {
     const int64_t k = weight_per_output(n.input(op == "QLinearConv" ? 3 : 1));
     return out > 0 && k > 0 ? 2 * out * k : 0;
   }
+  if (fused && op == "NchwcConv") {
+    // Blocked output [N, C/c, H, W, c]: the real channels are W's first dim,
+    // the padding lanes of the last block do no useful work.
+    const Value* w = n.input(1);
+    const int64_t k = weight_per_output(w);
+    if (!y || !y->IsStatic() || y->shape.size() != 5 || k <= 0) return 0;
+    return 2 * y->shape[0] * w->shape[0] * y->shape[2] * y->shape[3] * k;
+  }
   if (op == "ConvTranspose") {
     // Each input element scatters into Cout/group * kernel taps.
     const int64_t in = Elements(n.input(0));

@@ -16,6 +16,7 @@
 #include "base/thread_pool.h"
 #include "ops/cpu/gemm_op_test_util.h"
 #include "ops/cpu/nchwc.h"
+#include "runtime/trace.h"
 
 namespace oc {
 namespace {
@@ -253,6 +254,16 @@ TEST(NchwcConvOp, RunsFromPrepackedOnlyWeights) {
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.status().ToString().find("prepacked"), std::string::npos) << bad.status().ToString();
   }
+}
+
+// The profiler counts the real output channels of a blocked conv, not the padding lanes.
+TEST(NchwcConvOp, FlopsCountRealChannels) {
+  OpCase op("NchwcConv", 1, kOpenCannDomain);
+  op.node().SetInt("block", 16);
+  op.node().SetInts("pads", {1, 1, 1, 1});
+  op.In({2, 2, 5, 6, 16}, Rand(2 * 2 * 5 * 6 * 16, 1), false).In({20, 19, 3, 3}, Rand(20 * 19 * 9, 2), true);
+  ASSERT_TRUE(op.Infer().ok());
+  EXPECT_EQ(trace::NodeFlops(op.node()), 2LL * (2 * 20 * 5 * 6) * (19 * 9));
 }
 
 TEST(NchwcConvOp, RejectsGroupedAndBadBlock) {
