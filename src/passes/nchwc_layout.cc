@@ -192,9 +192,18 @@ class Rewriter {
   }
 
   // Element-wise on equal shapes only (no broadcast), one operand already blocked.
+  // Also per-channel operands [N or 1, C, 1, 1] (squeeze-and-excitation
+  // gates): blocked as [N or 1, C/c, 1, 1, c], they broadcast the same way.
+  static bool SameOrPerChannel(const Value& in, const Value& out) {
+    if (in.shape == out.shape) return true;
+    return (in.shape[0] == out.shape[0] || in.shape[0] == 1) && in.shape[1] == out.shape[1] && in.shape[2] == 1 &&
+           in.shape[3] == 1;
+  }
+
   Status VisitBinary(Node& n) {
     if (n.inputs.size() != 2 || !IsStaticF32(n.input(0), 4) || !IsStaticF32(n.input(1), 4)) return Status::Ok();
-    if (n.input(0)->shape != n.output(0)->shape || n.input(1)->shape != n.output(0)->shape) return Status::Ok();
+    const Value& out = *n.output(0);
+    if (!SameOrPerChannel(*n.input(0), out) || !SameOrPerChannel(*n.input(1), out)) return Status::Ok();
     if (!IsBlocked(n.input(0)) && !IsBlocked(n.input(1))) return Status::Ok();
     for (auto& in : n.inputs) in = BlockedInput(in);
     TakeOutput(n);

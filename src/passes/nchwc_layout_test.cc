@@ -179,6 +179,44 @@ TEST(NchwcLayout, PipelineUsesIsaBlockAndHonoursOffSwitch) {
   }
 }
 
+// A squeeze-and-excitation gate (GlobalAveragePool -> 1x1 convs -> HardSigmoid
+// -> Mul by a [N, C, 1, 1] gate) stays inside the region, channel count 24 not
+// a whole number of 16-blocks included.
+TEST(NchwcLayout, SqueezeExcitationGateStaysBlocked) {
+  NchwcEnv off("0");
+  auto build = [] {
+    Builder b;
+    Graph& g = *b.g;
+    g.opset_imports[""] = 17;
+    Value* x = Tensor(g, "x", {2, 3, 12, 10});
+    g.inputs = {x};
+    Value* c1 = b.Op("Relu", {b.Conv(x, 24, 3, 1, 1, 1, {2, 24, 12, 10})}, {2, 24, 12, 10});
+    Value* gap = b.Op("GlobalAveragePool", {c1}, {2, 24, 1, 1});
+    Value* s1 = b.Op("Relu", {b.Conv(gap, 8, 1, 1, 0, 1, {2, 8, 1, 1})}, {2, 8, 1, 1});
+    Value* gate = b.Op("HardSigmoid", {b.Conv(s1, 24, 1, 1, 0, 1, {2, 24, 1, 1})}, {2, 24, 1, 1});
+    Value* y = b.Op("Mul", {c1, gate}, {2, 24, 12, 10});
+    g.outputs = {b.Conv(y, 16, 1, 1, 0, 1, {2, 16, 12, 10})};
+    return b.g;
+  };
+  auto plain = build();
+  ASSERT_TRUE(RunPipeline(*plain, CompileOptions{}).ok());
+  const auto input = Pattern(2 * 3 * 12 * 10, -1, 1, 9);
+  const auto want = RunAll(plain, input, 1);
+  for (int block : {8, 16}) {
+    auto g = build();
+    ASSERT_TRUE(RewriteToNchwc(*g, block).ok());
+    auto ops = CountOps(*g);
+    EXPECT_EQ(ops["com.opencann::NchwcConv"], 4) << g->Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 1) << g->Dump();  // the graph output
+    ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
+    const auto got = RunAll(g, input, 2);
+    ASSERT_EQ(got.size(), 1u);
+    for (size_t i = 0; i < got[0].size(); ++i)
+      ASSERT_NEAR(got[0][i], want[0][i], 1e-4f * (1 + std::fabs(want[0][i]))) << "block " << block << " at " << i;
+  }
+}
+
 TEST(NchwcLayout, LeavesLoneConvAndGroupedConvAlone) {
   Builder b;
   Graph& g = *b.g;
