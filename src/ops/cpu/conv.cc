@@ -114,7 +114,7 @@ class ConvKernel final : public Kernel {
       wdata = *r;
     }
 
-    if (const gemm::Bf16Ukernel* bk = gemm::Bf16UkernelForNode(n)) {
+    if (bk) {
       // Marked by mark-bf16: bf16 weights panels, activations rounded while packed.
       bf16_plan_ = gemm::Bf16GemmPlan(*bk, mg_, g_.OutSize(), kg_, init.max_threads);
       if (w.constant)
