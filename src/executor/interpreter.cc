@@ -412,24 +412,19 @@ Expected<const Interpreter*> NativeCall::Body(const std::string& attr) {
 }
 
 std::vector<RtValue> NativeCall::CapturesOf(const std::string& attr) const {
-  size_t offset = node.NumExplicitInputs();
-  for (const auto& [name, a] : node.attrs) {
-    std::vector<const Graph*> gs;
-    if (a.kind == Attribute::Kind::kGraph && a.graph) gs.push_back(a.graph.get());
-    if (a.kind == Attribute::Kind::kGraphs) for (auto& g : a.graphs) if (g) gs.push_back(g.get());
-    for (const Graph* g : gs) {
-      if (name == attr) {
-        std::vector<RtValue> out;
-        for (size_t k = 0; k < g->captures.size(); ++k) {
-          const RtValue* v = offset + k < inputs.size() ? inputs[offset + k] : nullptr;
-          out.push_back(v ? *v : RtValue());
-        }
-        return out;
-      }
-      offset += g->captures.size();
-    }
+  const Attribute* a = node.FindAttr(attr);
+  const Graph* g = !a ? nullptr
+                   : a->kind == Attribute::Kind::kGraph ? a->graph.get()
+                   : a->kind == Attribute::Kind::kGraphs && !a->graphs.empty() ? a->graphs.front().get()
+                                                                              : nullptr;
+  if (!g) return {};
+  const size_t offset = node.CaptureOffset(attr);
+  std::vector<RtValue> out;
+  for (size_t k = 0; k < g->captures.size(); ++k) {
+    const RtValue* v = offset + k < inputs.size() ? inputs[offset + k] : nullptr;
+    out.push_back(v ? *v : RtValue());
   }
-  return {};
+  return out;
 }
 
 Expected<const HostTensor*> NativeCall::TensorIn(size_t i) const {

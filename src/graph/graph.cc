@@ -139,6 +139,17 @@ size_t Node::NumImplicitInputs() const {
   return n;
 }
 
+size_t Node::CaptureOffset(std::string_view attr) const {
+  size_t offset = NumExplicitInputs();
+  for (const auto& [name, a] : attrs) {
+    if (name == attr) break;
+    if (a.kind == Attribute::Kind::kGraph && a.graph) offset += a.graph->captures.size();
+    if (a.kind == Attribute::Kind::kGraphs)
+      for (const auto& g : a.graphs) if (g) offset += g->captures.size();
+  }
+  return offset;
+}
+
 std::string Node::Describe() const {
   std::string t = domain.empty() ? op_type : domain + "::" + op_type;
   return StrCat(t, " node '", name, "'");

@@ -143,6 +143,10 @@ class Node {
   // Trailing inputs that bind the subgraphs' captures (0 without subgraphs).
   size_t NumImplicitInputs() const;
   size_t NumExplicitInputs() const { return inputs.size() - std::min(inputs.size(), NumImplicitInputs()); }
+  // Index of the input that binds capture 0 of graph attribute `attr` (for a
+  // list of graphs, of its first graph): NumExplicitInputs() plus the
+  // captures of every graph bound before it.
+  size_t CaptureOffset(std::string_view attr) const;
 };
 
 class Graph {

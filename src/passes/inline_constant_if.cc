@@ -37,13 +37,7 @@ Status Inline(Graph& graph, Node* node, bool take_then) {
     return InvalidArgument(node->Describe(), ": ", attr, " has ", branch->outputs.size(), " outputs, the node ",
                            node->outputs.size());
   // Captures are bound to the trailing inputs (graph.h): find this branch's slice.
-  size_t offset = node->NumExplicitInputs();
-  for (const auto& [name, other] : node->attrs) {
-    if (name == attr) break;
-    if (other.kind == Attribute::Kind::kGraph && other.graph) offset += other.graph->captures.size();
-    if (other.kind == Attribute::Kind::kGraphs)
-      for (const auto& g : other.graphs) if (g) offset += g->captures.size();
-  }
+  const size_t offset = node->CaptureOffset(attr);
   std::unordered_map<const Value*, Value*> map;
   for (size_t k = 0; k < branch->captures.size(); ++k) map[branch->captures[k]] = node->input(offset + k);
   for (const auto& v : branch->values())

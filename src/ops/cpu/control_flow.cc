@@ -125,13 +125,16 @@ namespace {
 // OPENCANN_INTERPRET_BODIES=1 runs every body node by node (debugging, tests).
 FastBody* FastBodyOf(NativeCall& call, const std::string& attr) {
   if (!call.fast_bodies) return nullptr;
-  if (const char* env = std::getenv("OPENCANN_INTERPRET_BODIES"); env && env[0] == '1') return nullptr;
   const Attribute* a = call.node.FindAttr(attr);
   if (!a || a->kind != Attribute::Kind::kGraph || !a->graph) return nullptr;
   std::lock_guard<std::mutex> lk(*call.body_mu);
   auto it = call.fast_bodies->find(a->graph.get());
-  if (it == call.fast_bodies->end())
-    it = call.fast_bodies->emplace(a->graph.get(), FastBody::Make(*a->graph)).first;
+  if (it == call.fast_bodies->end()) {
+    // Read once per body (when its entry is made), not on every execution.
+    const char* env = std::getenv("OPENCANN_INTERPRET_BODIES");
+    const bool interpret = env && env[0] == '1';
+    it = call.fast_bodies->emplace(a->graph.get(), interpret ? nullptr : FastBody::Make(*a->graph)).first;
+  }
   return it->second.get();
 }
 
@@ -189,15 +192,8 @@ std::vector<Value> BodyOutputTypes(const Node& node, const std::string& attr, co
     if (src->constant) dst->constant = src->constant;
   };
   for (size_t i = 0; i < inputs.size(); ++i) bind(g->inputs[i], inputs[i]);
-  size_t offset = node.NumExplicitInputs();
-  for (const auto& [name, a] : node.attrs) {
-    if (a.kind != Attribute::Kind::kGraph || !a.graph) continue;
-    if (name == attr) {
-      for (size_t k = 0; k < g->captures.size(); ++k) bind(g->captures[k], node.input(offset + k));
-      break;
-    }
-    offset += a.graph->captures.size();
-  }
+  const size_t offset = node.CaptureOffset(attr);
+  for (size_t k = 0; k < g->captures.size(); ++k) bind(g->captures[k], node.input(offset + k));
   CompileOptions opts;
   opts.allow_dynamic = true;
   if (!RunShapeInference(*g, opts).ok()) return declared;
