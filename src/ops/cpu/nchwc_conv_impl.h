@@ -102,10 +102,12 @@ struct Strides {
 
 template <int C>
 inline Vec<C> Epilogue(const Strides& r, Vec<C> v) {
+  // The bound first: Select returns its second operand when the comparison
+  // is false, so a NaN passes through as ApplyActivation lets it.
   if (r.act == oc::ActivationKind::kRelu) {
-    v = VMax<C>(v, Vec<C>{});
+    v = VMax<C>(Vec<C>{}, v);
   } else if (r.act == oc::ActivationKind::kClip) {
-    v = VMin<C>(VMax<C>(v, r.lo - Vec<C>{}), r.hi - Vec<C>{});
+    v = VMin<C>(r.hi - Vec<C>{}, VMax<C>(r.lo - Vec<C>{}, v));
   }
   return v;
 }

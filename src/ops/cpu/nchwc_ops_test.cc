@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <memory>
 
 #include "base/cpu_features.h"
@@ -253,6 +254,31 @@ TEST(NchwcConvOp, RunsFromPrepackedOnlyWeights) {
     auto bad = op.Run(&one, exported);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.status().ToString().find("prepacked"), std::string::npos) << bad.status().ToString();
+  }
+}
+
+// A NaN input stays NaN through the fused Relu and Clip, as ApplyActivation
+// (the NCHW path) keeps it: the blocked epilogue must not clamp it to a bound.
+TEST(NchwcConvOp, FusedReluAndClipPassNaN) {
+  ThreadPool one(1);
+  const int64_t c = 16, h = 3, w = 4;
+  for (const char* act : {"Relu", "Clip"}) {
+    std::vector<float> x(c * h * w, 0.5f);
+    x[5 * c + 3] = std::numeric_limits<float>::quiet_NaN();  // pixel 5, channel 3 (blocked layout)
+    OpCase op("NchwcConv", 1, kOpenCannDomain);
+    op.node().SetInt("block", 16);
+    op.node().SetString("activation", act);
+    if (std::string(act) == "Clip") {
+      op.node().SetFloat("activation_alpha", 0.f);
+      op.node().SetFloat("activation_beta", 6.f);
+    }
+    op.In({1, 1, h, w, c}, x, false).In({c, c, 1, 1}, std::vector<float>(c * c, 0.25f), true);
+    auto y = op.Run(&one, {});
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    for (int64_t k = 0; k < c; ++k) {
+      EXPECT_TRUE(std::isnan((*y)[5 * c + k])) << act << " channel " << k;
+      EXPECT_FLOAT_EQ((*y)[0 * c + k], std::min(6.f, 0.5f * 0.25f * c)) << act << " channel " << k;
+    }
   }
 }
 
