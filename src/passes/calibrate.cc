@@ -323,6 +323,17 @@ Status QuantizeInt8(Graph& graph, const GraphFactory& fresh_copy, const Calibrat
     if (!in->IsStatic())
       return NotSupported("int8 calibration needs static input shapes; input '", in->name, "' is ",
                           in->ShapeString(), " (fix it with --input_shape)");
+  // The samples are handed to the executable as raw pointers: check their sizes here.
+  for (size_t k = 0; k < samples.size(); ++k) {
+    if (samples[k].size() != graph.inputs.size())
+      return InvalidArgument("int8 calibration sample ", k, " has ", samples[k].size(), " inputs, the model ",
+                             graph.inputs.size());
+    for (size_t i = 0; i < graph.inputs.size(); ++i)
+      if (static_cast<int64_t>(samples[k][i].size()) != graph.inputs[i]->NumElements())
+        return InvalidArgument("int8 calibration sample ", k, ", input '", graph.inputs[i]->name, "': ",
+                               samples[k][i].size(), " floats, its shape ", graph.inputs[i]->ShapeString(),
+                               " needs ", graph.inputs[i]->NumElements());
+  }
   OC_RETURN_IF_ERROR(Prepare(graph));
   int skipped = 0;
   std::vector<QuantOp> ops = FindQuantOps(graph, &skipped);

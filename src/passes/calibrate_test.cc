@@ -157,6 +157,15 @@ TEST(Int8Calibrate, RejectsNoSamplesAndDynamicInputs) {
   Status st = quant::QuantizeInt8(*d, Factory(), Samples(1), {}, &report);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("static input shapes"), std::string::npos) << st.message();
+  // Samples of the wrong size are refused before anything runs on them.
+  quant::CalibrationSet short_sample = Samples(2);
+  short_sample[1][0].pop_back();
+  st = quant::QuantizeInt8(*Mlp(), Factory(), short_sample, {}, &report);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("sample 1"), std::string::npos) << st.message();
+  quant::CalibrationSet no_inputs = Samples(1);
+  no_inputs[0].clear();
+  EXPECT_FALSE(quant::QuantizeInt8(*Mlp(), Factory(), no_inputs, {}, &report).ok());
 }
 
 TEST(Int8Calibrate, SplitSamplesShapes) {
