@@ -208,7 +208,8 @@ struct Fuser {
     if (!next || !IsOnnx(*next, "Add")) return;
     Value* z = OtherAddend(*next, added);
     Value* out = next->output(0);
-    if (!IsF32(z) || !z->IsStatic() || !IsF32(out) || z->shape != out->shape || z->NumElements() != y->NumElements())
+    if (!IsF32(z) || !z->IsStatic() || !IsF32(out) || z->shape != out->shape || added->shape != out->shape ||
+        z->NumElements() != y->NumElements())
       return;
     MakeFused(mm, fused);
     mm.inputs.resize(3, nullptr);
