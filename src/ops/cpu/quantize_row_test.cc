@@ -71,15 +71,29 @@ void CheckType(float zp) {
 #endif
     }
   }
-  // NaN goes to the low bound in every variant.
-  const float nan[3] = {std::numeric_limits<float>::quiet_NaN(), 1.f, -std::numeric_limits<float>::quiet_NaN()};
-  T g[3], a[3];
-  QuantizeRowF32Generic(nan, 3, 0.5f, zp, lo, hi, g);
-  EXPECT_EQ(g[0], static_cast<T>(lo));
+  // NaN (either sign) goes to the low bound in every variant: 37 values, so
+  // that both vector bodies and their tails see NaNs.
+  constexpr int kN = 37;
+  float nan[kN];
+  for (int i = 0; i < kN; ++i)
+    nan[i] = i % 3 == 0 ? std::numeric_limits<float>::quiet_NaN()
+             : i % 3 == 1 ? -std::numeric_limits<float>::quiet_NaN()
+                          : static_cast<float>(i);
+  T g[kN], a[kN], b[kN];
+  QuantizeRowF32Generic(nan, kN, 0.5f, zp, lo, hi, g);
+  for (int i = 0; i < kN; ++i) {
+    if (i % 3 != 2) {
+      EXPECT_EQ(g[i], static_cast<T>(lo)) << "generic i=" << i;
+    }
+  }
 #if defined(__x86_64__) || defined(_M_X64)
   if (avx512) {
-    QuantizeRowF32Avx512(nan, 3, 0.5f, zp, lo, hi, a);
-    for (int i = 0; i < 3; ++i) EXPECT_EQ(a[i], g[i]);
+    QuantizeRowF32Avx512(nan, kN, 0.5f, zp, lo, hi, a);
+    for (int i = 0; i < kN; ++i) EXPECT_EQ(a[i], g[i]) << "avx512 i=" << i;
+  }
+  if (avx2) {
+    QuantizeRowF32Avx2(nan, kN, 0.5f, zp, lo, hi, b);
+    for (int i = 0; i < kN; ++i) EXPECT_EQ(b[i], g[i]) << "avx2 i=" << i;
   }
 #endif
 }
