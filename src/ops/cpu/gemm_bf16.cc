@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <new>
 
 namespace oc::gemm {
@@ -195,15 +194,6 @@ Bf16GemmPlan::Bf16GemmPlan(const Bf16Ukernel& uk, int64_t max_m, int64_t max_n, 
   kc_ = RoundUp(std::max(32, uk.kc), 32);
   mc_ = RoundUp(uk.mc, MR);
   nc_ = RoundUp(uk.nc, NR);
-  // OPENCANN_BF16_BLOCKS=kc,mc,nc overrides the cache blocking (tuning runs).
-  if (const char* env = std::getenv("OPENCANN_BF16_BLOCKS")) {
-    long k = 0, m = 0, n = 0;
-    if (std::sscanf(env, "%ld,%ld,%ld", &k, &m, &n) == 3 && k > 0 && m > 0 && n > 0) {
-      kc_ = RoundUp(k, 32);
-      mc_ = RoundUp(m, MR);
-      nc_ = RoundUp(n, NR);
-    }
-  }
   const int64_t kc = std::min(kc_, Bf16PaddedK(std::max<int64_t>(max_k, 1)));
   const int64_t mc = std::min(mc_, RoundUp(std::max<int64_t>(max_m, 1), MR));
   const int64_t nc = std::min(nc_, RoundUp(std::max<int64_t>(max_n, 1), NR));

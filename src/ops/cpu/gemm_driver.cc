@@ -397,7 +397,9 @@ SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_
   const int64_t whole_b = RoundUp(std::max<int64_t>(max_n, 1), uk.nr) * std::max<int64_t>(max_k, 1);
   // A multiple of 16 floats per thread, so that ScratchBytes() / max_threads
   // stays 64-byte aligned (conv hands each thread that share of the scratch).
-  if (max_threads_ > 1 && whole_b <= kSharedBMaxFloats) shared_b_ = RoundUp(whole_b, 16 * max_threads_);
+  // Only where the rows can be split (more than one MR panel).
+  if (max_threads_ > 1 && RoundUp(std::max<int64_t>(max_m, 1), uk.mr) > uk.mr && whole_b <= kSharedBMaxFloats)
+    shared_b_ = RoundUp(whole_b, 16 * max_threads_);
 }
 
 size_t SgemmPlan::ScratchBytes() const {

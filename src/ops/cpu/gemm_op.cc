@@ -179,7 +179,7 @@ class GemmKernel final : public Kernel {
       }
       if (PackedABytes())
         gemm::PackAOnce(g, *uk_, reinterpret_cast<float*>(static_cast<uint8_t*>(io.scratch) + plan_.ScratchBytes()),
-                        io.pool, io.pool->num_threads());
+                        io.pool, std::min(io.pool->num_threads(), max_threads_));
       plan_.Run(g, io.pool, io.scratch);
     } else {
       plan_.Run(g, io.pool);

@@ -13,7 +13,6 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
 
-#include <cstring>
 
 #include "base/cpu_features.h"
 #include "ops/cpu/amx_tiles.h"

@@ -163,7 +163,7 @@ class QConvKernel final : public Kernel {
       pointwise_ = pointwise_ && g_.stride[i] == 1 && g_.pad_begin[i] == 0 && g_.pad_end[i] == 0;
     const int threads = std::max(1, init.max_threads);
     const int64_t products = g_.batch * g_.group;
-    depthwise_ = mg_ == 1 && cg_ == 1 && g_.nd <= 2 && g_.KernelSize() <= qlinear::kDepthwiseMaxTaps;
+    depthwise_ = mg_ == 1 && cg_ == 1 && g_.nd <= 2 && g_.KernelSize() <= kDepthwiseMaxTaps;
     wzp_off_ = layout_.Add(static_cast<size_t>(g_.c_out) * sizeof(int32_t));
     mult_off_ = layout_.Add(static_cast<size_t>(g_.c_out) * sizeof(double));
     if (depthwise_) {
@@ -252,7 +252,7 @@ class QConvKernel final : public Kernel {
     const int64_t img = index / g_.group, c = index % g_.group;
     const int64_t taps = g_.KernelSize();
     const int32_t zw = p.w_zp ? p.w_zp[c] : p.w_zp_scalar;
-    int32_t wz[qlinear::kDepthwiseMaxTaps];
+    int32_t wz[kDepthwiseMaxTaps];
     for (int64_t t = 0; t < taps; ++t) wz[t] = qlinear::LoadQ(w_type_, p.w, c * taps + t) - zw;
     const uint8_t* x = p.x + (img * g_.c_in + c) * g_.InSize();
     static const bool avx512 = SelectedIsa() == Isa::kAvx512;

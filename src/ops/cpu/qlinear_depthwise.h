@@ -27,9 +27,6 @@
 
 namespace oc::qlinear {
 
-// Most taps the direct path takes (the weights live on the stack).
-inline constexpr int64_t kDepthwiseMaxTaps = 64;
-
 // Sizes of the phase planes of a 1-D/2-D depthwise geometry.
 struct DepthwisePhases {
   int64_t ph = 0, pw = 0;    // padded plane
