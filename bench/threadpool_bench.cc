@@ -15,7 +15,6 @@
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
-#include <immintrin.h>
 
 #include <algorithm>
 #include <atomic>
@@ -57,83 +56,17 @@ struct Ours {
   }
 };
 
-// Prototype of a bounded spin-before-sleep for our pool (2 threads only): the
-// worker polls for new work for up to kSpinUs after each job before it sleeps
-// on a condition variable; the caller wakes it through the condvar only when it
-// went to sleep. Measured here to decide whether thread_pool.cc should spin.
-class SpinPool {
- public:
-  static constexpr const char* kName = "ours_spin30us";
-  static constexpr int kSpinUs = 30;
-  SpinPool() : worker_([this] { Loop(); }) {}
-  ~SpinPool() {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_.store(true);
-    }
-    cv_.notify_one();
-    worker_.join();
-  }
+// Our pool with pure sleep/wake (OPENCANN_SPIN_US=0): what the default 200 us
+// of polling buys.
+struct OursNoSpin {
+  static constexpr const char* kName = "ours_nospin";
+  oc::ThreadPool pool{kThreads, 0};
   template <typename F>
   void Run(F&& fn) {
-    ctx_ = &fn;
-    tramp_ = [](void* ctx, int64_t c) { (*static_cast<F*>(ctx))(c); };
-    uint64_t g = gen_.load(std::memory_order_relaxed) + 1;
-    done_.store(0, std::memory_order_relaxed);
-    // Chunk claims carry the job's generation (gen << 8 | next chunk) so that a
-    // worker still leaving the previous job cannot claim a chunk of this one.
-    job_.store(g << 8, std::memory_order_release);
-    gen_.store(g);  // seq_cst: pairs with the worker's sleeping_ store
-    if (sleeping_.load()) {
-      std::lock_guard<std::mutex> lk(mu_);
-      cv_.notify_one();
-    }
-    Work(g);
-    for (int spins = 0; done_.load(std::memory_order_acquire) < kThreads; ++spins) {
-      if (spins < 2000) _mm_pause();
-      else std::this_thread::yield();
-    }
+    pool.ParallelFor(kThreads, 1, [&](int64_t b, int64_t e) {
+      for (int64_t c = b; c < e; ++c) fn(c);
+    });
   }
-
- private:
-  void Work(uint64_t g) {
-    for (;;) {
-      uint64_t w = job_.load(std::memory_order_acquire);
-      if ((w >> 8) != g || (w & 0xff) >= kThreads) return;
-      if (!job_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel)) continue;
-      tramp_(ctx_, static_cast<int64_t>(w & 0xff));
-      done_.fetch_add(1, std::memory_order_release);
-    }
-  }
-  void Loop() {
-    uint64_t seen = 0;
-    for (;;) {
-      auto t0 = std::chrono::steady_clock::now();
-      int polls = 0;
-      while (gen_.load() == seen && !stop_.load()) {
-        _mm_pause();
-        if (++polls % 64 == 0 &&
-            std::chrono::steady_clock::now() - t0 > std::chrono::microseconds(kSpinUs)) {
-          std::unique_lock<std::mutex> lk(mu_);
-          sleeping_.store(true);
-          cv_.wait(lk, [&] { return gen_.load() != seen || stop_.load(); });
-          sleeping_.store(false);
-        }
-      }
-      if (stop_.load()) return;
-      seen = gen_.load();
-      Work(seen);
-    }
-  }
-  std::atomic<uint64_t> job_{0};
-  std::atomic<uint64_t> gen_{0};
-  std::atomic<int> done_{kThreads};
-  std::atomic<bool> sleeping_{false}, stop_{false};
-  void* ctx_ = nullptr;
-  void (*tramp_)(void*, int64_t) = nullptr;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::thread worker_;
 };
 
 #ifdef OC_BENCH_OPENMP
@@ -281,7 +214,7 @@ void RegisterAll() {
 
 int main(int argc, char** argv) {
   RegisterAll<Ours>();
-  RegisterAll<SpinPool>();
+  RegisterAll<OursNoSpin>();
 #ifdef OC_BENCH_OPENMP
   RegisterAll<OpenMP>();
 #endif
