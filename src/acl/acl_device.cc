@@ -175,8 +175,8 @@ void ReplaceThreadPool(int num_threads) {
 aclError aclrtSetOpExecuteThreads(uint32_t numThreads) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
-    if (numThreads == 0 || numThreads > 256)
-      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("numThreads ", numThreads, " is outside [1, 256]"));
+    if (numThreads == 0 || numThreads > static_cast<uint32_t>(oc::ThreadPool::kMaxThreads))
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("numThreads ", numThreads, " is outside [1, ", oc::ThreadPool::kMaxThreads, "]"));
     if (aclError e = SynchronizeAllStreams()) return e;
     ReplaceThreadPool(static_cast<int>(numThreads));
     Log(kLogInfo, StrCat("aclrtSetOpExecuteThreads: ", numThreads, " threads"));

@@ -26,7 +26,7 @@ constexpr int kDefaultSpinUs = 200;
 int DefaultThreads() {
   if (const char* env = std::getenv("OPENCANN_NUM_THREADS")) {
     int n = std::atoi(env);
-    if (n > 0) return std::min(n, 256);
+    if (n > 0) return std::min(n, ThreadPool::kMaxThreads);
   }
   unsigned hw = std::thread::hardware_concurrency();
   return hw ? static_cast<int>(hw) : 1;
@@ -59,7 +59,7 @@ bool SpinUntil(int spin_us, Pred ready) {
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads, int spin_us)
-    : num_threads_(std::clamp(num_threads, 1, 256)), spin_us_(spin_us < 0 ? DefaultSpinUs() : spin_us) {
+    : num_threads_(std::clamp(num_threads, 1, kMaxThreads)), spin_us_(spin_us < 0 ? DefaultSpinUs() : spin_us) {
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -145,7 +145,7 @@ ThreadPool& ThreadPool::Global() {
 
 void ThreadPool::SetGlobalThreads(int num_threads) {
   std::lock_guard<std::mutex> lk(g_pool_mu);
-  if (g_pool && g_pool->num_threads() == std::clamp(num_threads, 1, 256)) return;
+  if (g_pool && g_pool->num_threads() == std::clamp(num_threads, 1, kMaxThreads)) return;
   g_pool = std::make_unique<ThreadPool>(num_threads);
 }
 

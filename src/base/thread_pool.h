@@ -30,6 +30,9 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
+  // Most threads a pool takes (the chunk index of a job has 16 bits).
+  static constexpr int kMaxThreads = 256;
+
   int num_threads() const { return num_threads_; }
   int spin_us() const { return spin_us_; }
 
