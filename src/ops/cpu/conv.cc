@@ -155,7 +155,7 @@ class ConvKernel final : public Kernel {
       wino_.Run(x, bias, z, y, act_, io.pool, std::align(64, wino_.ScratchBytes(), p, space));
       return Status::Ok();
     }
-    if (!bf16_plan_.valid() && !packed_w_.empty() && io.scratch && io.pool &&
+    if (!bf16_plan_.valid() && !packed_w_.empty() && io.scratch &&
         std::min(io.pool->num_threads(), max_threads_) > 1) {
       RunPartitioned(x, bias, z, y, io.pool, static_cast<uint8_t*>(io.scratch));
       return Status::Ok();

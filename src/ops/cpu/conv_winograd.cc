@@ -150,7 +150,7 @@ void WinogradConv::RunLayout(int block, const float* x, const float* bias, const
   auto* gemm_scratch = reinterpret_cast<uint8_t*>(m + Round16(36 * chunk_ * cout));
   // Tasks of a few tiles: each tile costs 36 * (Cin + Cout) * ~10 flops.
   const int64_t grain = std::max<int64_t>(1, 4096 / (cin + cout));
-  const int64_t threads = std::min<int64_t>(pool ? pool->num_threads() : 1, max_threads_);
+  const int64_t threads = std::min<int64_t>(pool->num_threads(), max_threads_);
 
   for (int64_t t0 = 0; t0 < tiles; t0 += chunk_) {
     const int64_t nt = std::min(chunk_, tiles - t0);

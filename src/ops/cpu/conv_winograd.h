@@ -1,10 +1,10 @@
 // Winograd F(4x4, 3x3) for float32 2-D convolutions with a 3x3 kernel, stride
 // 1, dilation 1, one group (any pads). Each 4x4 output tile comes from a 6x6
 // input tile: V = B^T d B, then for each of the 36 positions xi of the
-// transformed tile one GEMM M[xi] = U[xi] * V[xi] ([Cout x Cin] x [Cin x
-// tiles]), then Y = A^T m A plus the fused epilogue (bias, residual,
-// activation). U = G g G^T is computed once per kernel and kept as 36 packed
-// GEMM A operands (exported to the .om like the im2col path's weights).
+// transformed tile one GEMM with the tiles as rows, M[xi] = V[xi] * U[xi]^T
+// ([tiles x Cin] x [Cin x Cout]), then Y = A^T m A plus the fused epilogue
+// (bias, residual, activation). U = G g G^T is computed once per kernel and
+// kept as 36 packed GEMM B operands (exported to the .om).
 // 2.25x fewer multiplies than im2col, for an error a few ulps of the output
 // scale larger (F(4,3)'s transforms have entries up to 8 and 1/24).
 #pragma once
@@ -46,7 +46,7 @@ class WinogradConv {
   // Padding lanes of x are ignored; those of y get act(0), as NchwcConv
   // writes them. The 16 lanes the transforms work on are then whole blocks
   // in memory: no transposes, and no reorders around the conv in a blocked
-  // region (not wired into the nchwc-layout pass yet).
+  // region (NchwcConv runs the convs WinogradPreferred picks through it).
   void RunBlocked(int block, const float* x, const float* bias, const float* z, float* y, const Activation& act,
                   ThreadPool* pool, void* scratch) const {
     RunLayout(block, x, bias, z, y, act, pool, scratch);

@@ -1,5 +1,5 @@
 // The NCHWc direct convolution, written once over GCC vector types and built
-// per ISA (nchwc_conv.cc baseline, nchwc_conv_avx2.cc, nchwc_conv_avx512.cc each
+// per ISA (nchwc_kernels.cc baseline, nchwc_conv_avx2.cc, nchwc_conv_avx512.cc each
 // include this inside their own namespace; everything here has internal
 // linkage so the builds never mix).
 //
