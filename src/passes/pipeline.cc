@@ -1,5 +1,6 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "executor/executable.h"
@@ -15,6 +16,33 @@ const std::vector<PassInfo>& Passes() {
 #undef OC_PASS
   };
   return passes;
+}
+
+const std::vector<std::string>& SwitchablePasses() {
+  static const std::vector<std::string> names = {
+      "fuse-qdq",      "fold-conv-batchnorm",  "fuse-layernorm", "fuse-gelu",
+      "fuse-attention", "fuse-bias-activation", "nchwc-layout"};
+  return names;
+}
+
+bool IsSwitchablePass(std::string_view name) {
+  for (const std::string& n : SwitchablePasses())
+    if (n == name) return true;
+  return false;
+}
+
+static Status CheckDisabledPasses(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (IsSwitchablePass(name)) continue;
+    std::string list;
+    for (const std::string& n : SwitchablePasses()) list += (list.empty() ? "" : ", ") + n;
+    bool is_pass = false;
+    for (const PassInfo& p : Passes()) is_pass |= name == p.name;
+    return InvalidArgument("pass '", name, "' ",
+                           is_pass ? "is required and cannot be switched off" : "does not exist",
+                           "; the passes that can be switched off are: ", list);
+  }
+  return Status::Ok();
 }
 
 bool AllInputsConstant(const Node& node) {
@@ -61,6 +89,7 @@ bool IsDynamicGraph(const Graph& graph) {
 
 Status RunPipeline(Graph& graph, const CompileOptions& options) {
   OC_RETURN_IF_ERROR(CheckPrecisionMode(options.precision_mode));
+  OC_RETURN_IF_ERROR(CheckDisabledPasses(options.disabled_passes));
   OC_RETURN_IF_ERROR(graph.TopologicalSort());
   if (options.verify_each_pass) {
     Status st = graph.Verify();
@@ -68,6 +97,11 @@ Status RunPipeline(Graph& graph, const CompileOptions& options) {
   }
   using Clock = std::chrono::steady_clock;
   for (const PassInfo& pass : Passes()) {
+    if (std::find(options.disabled_passes.begin(), options.disabled_passes.end(), pass.name) !=
+        options.disabled_passes.end()) {
+      if (options.log) options.log(StrCat("pass ", pass.name, ": switched off"));
+      continue;
+    }
     const size_t nodes_before = graph.nodes().size();
     const auto start = Clock::now();
     Status st = pass.run(graph, options);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -27,6 +28,10 @@ struct CompileOptions {
   // bf16 mode ("allow_fp32_to_bf16", "allow_mix_precision_bf16",
   // "mixed_bfloat16": Conv/MatMul/Gemm in bfloat16, the rest float32).
   std::string precision_mode = "force_fp32";
+  // Optimisation passes to skip, by stable name (atc --fusion_switch_file).
+  // Only IsSwitchablePass() names are accepted: the other passes are needed for
+  // a correct, planned graph.
+  std::vector<std::string> disabled_passes;
   // Called as each pass starts / ends (atc --log=info prints these).
   std::function<void(const std::string& line)> log;
 };
@@ -39,6 +44,11 @@ struct PassInfo {
 
 // The passes in pipeline order.
 const std::vector<PassInfo>& Passes();
+
+// The passes that only optimise (fusions, the layout pass): skipping one leaves
+// the results the same up to rounding. In pipeline order.
+const std::vector<std::string>& SwitchablePasses();
+bool IsSwitchablePass(std::string_view name);
 
 // Runs every pass. On success every value is static, constants are folded, and
 // Graph::arena_size / arena_size_no_reuse and Value::arena_offset are set

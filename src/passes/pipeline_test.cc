@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -200,6 +201,53 @@ TEST(PassPipeline, MatMulBiasGeluFusionKeepsResults) {
   OC_REQUIRE_OPS("MatMul", "Add", "Gelu");
   OC_REQUIRE_OP("FusedMatMul", kOpenCannDomain);
   ExpectFusionPreservesResults(&DenseLayer<true>, 48, 1);
+}
+
+TEST(PassPipeline, SwitchablePassesArePipelinePassesInOrder) {
+  std::vector<std::string> in_pipeline;
+  for (const PassInfo& p : Passes())
+    if (IsSwitchablePass(p.name)) in_pipeline.push_back(p.name);
+  EXPECT_EQ(in_pipeline, SwitchablePasses());
+  EXPECT_FALSE(IsSwitchablePass("memory-planning"));
+  EXPECT_FALSE(IsSwitchablePass("shape-inference"));
+}
+
+// A switched-off pass does not run (its ops stay unfused) and the compiled graph
+// still computes the same result as the fused one.
+TEST(PassPipeline, DisabledPassIsSkippedAndResultsStay) {
+  OC_REQUIRE_OPS("MatMul", "Add", "Gelu");
+  auto plain = DenseLayer<true>();
+  auto fused = DenseLayer<true>();
+  CompileOptions off;
+  off.disabled_passes = {"fuse-bias-activation"};
+  off.verify_each_pass = true;
+  std::vector<std::string> log;
+  off.log = [&](const std::string& line) { log.push_back(line); };
+  Status st = RunPipeline(*plain, off);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_NE(std::find(log.begin(), log.end(), "pass fuse-bias-activation: switched off"), log.end());
+  std::multiset<std::string> ops;
+  for (auto& n : plain->nodes()) ops.insert(n->op_type);
+  EXPECT_EQ(ops, (std::multiset<std::string>{"MatMul", "Add", "Gelu"})) << plain->Dump();
+  ASSERT_TRUE(RunPipeline(*fused, CompileOptions{}).ok());
+  EXPECT_EQ(fused->nodes().size(), 1u) << fused->Dump();
+  auto input = Pattern(48, -1, 1, 7);
+  auto a = RunGraph(plain, input);
+  auto b = RunGraph(fused, input);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4f) << i;
+}
+
+TEST(PassPipeline, RefusesToSwitchOffRequiredOrUnknownPasses) {
+  for (const char* name : {"memory-planning", "no-such-pass"}) {
+    auto g = DenseLayer<false>();
+    CompileOptions options;
+    options.disabled_passes = {name};
+    Status st = RunPipeline(*g, options);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << name;
+    EXPECT_NE(st.message().find(name), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("nchwc-layout"), std::string::npos) << "lists the switchable passes: " << st.message();
+  }
 }
 
 }  // namespace

@@ -387,3 +387,101 @@ def test_input_names_may_contain_colons(tmp_path):
     assert rc == 0, out
     rc, out = run_atc("--mode=6", f"--om={tmp_path / 'c.om'}")
     assert rc == 0 and "[3,4]" in out.replace(" ", ""), out
+
+
+# ---------------------------------------------------------------- --fusion_switch_file
+
+def dense_relu_model(path):
+    """MatMul + bias Add + Relu: fuse-bias-activation makes one FusedMatMul of it."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "b")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+             helper.make_node("Add", ["m", "b"], ["s"], name="bias"),
+             helper.make_node("Relu", ["s"], ["y"], name="relu")]
+    graph = helper.make_graph(nodes, "dense", [x], [y], initializer=[w, b])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return str(path)
+
+
+def om_op_types(tmp_path, om):
+    js = tmp_path / "dump.json"
+    rc, out = run_atc("--mode=1", f"--om={om}", f"--json={js}")
+    assert rc == 0, out
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("op_type"), str):
+                found.append(node["op_type"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(json.loads(js.read_text()))
+    return sorted(found)
+
+
+def compile_dense(tmp_path, name, *extra):
+    model = dense_relu_model(tmp_path / "dense.onnx")
+    rc, log = run_atc(f"--model={model}", "--framework=5", f"--output={tmp_path / name}", *extra)
+    return rc, log, str(tmp_path / (name + ".om"))
+
+
+def test_fusion_switch_json_turns_a_fusion_off(tmp_path):
+    rc, log, om = compile_dense(tmp_path, "fused")
+    assert rc == 0, log
+    assert om_op_types(tmp_path, om) == ["FusedMatMul"]
+    sw = tmp_path / "switch.json"
+    sw.write_text(json.dumps({"Switch": {"GraphFusion": {"fuse-bias-activation": "off"}, "UBFusion": {}}}))
+    rc, log, om = compile_dense(tmp_path, "plain", f"--fusion_switch_file={sw}")
+    assert rc == 0, log
+    assert "Fusion switch: passes off: fuse-bias-activation" in log
+    assert om_op_types(tmp_path, om) == ["Add", "MatMul", "Relu"]
+
+
+def test_fusion_switch_text_all_off_then_one_on(tmp_path):
+    sw = tmp_path / "switch.cfg"
+    sw.write_text("# everything off but the MatMul epilogue fusion\nALL:off\n\nfuse-bias-activation : on\n")
+    rc, log, om = compile_dense(tmp_path, "net", f"--fusion_switch_file={sw}")
+    assert rc == 0, log
+    assert ("Fusion switch: passes off: fuse-qdq, fold-conv-batchnorm, fuse-layernorm, fuse-gelu, "
+            "fuse-attention, nchwc-layout") in log
+    assert om_op_types(tmp_path, om) == ["FusedMatMul"]
+
+
+def test_fusion_switch_ignores_fusions_we_do_not_have_with_a_warning(tmp_path):
+    sw = tmp_path / "switch.json"
+    sw.write_text('{"Switch": {"GraphFusion": {"ConvToFullyConnectionFusionPass": "off"},'
+                  ' "UBFusion": {"TbePool2dQuantFusionPass": "off"}}}')
+    rc, log, om = compile_dense(tmp_path, "net", f"--fusion_switch_file={sw}")
+    assert rc == 0, log
+    assert "Fusion switch: passes off: none" in log
+    assert "ignored: ConvToFullyConnectionFusionPass, TbePool2dQuantFusionPass" in log
+    assert om_op_types(tmp_path, om) == ["FusedMatMul"]
+
+
+@pytest.mark.parametrize("content, why", [
+    ('{"Switch": {"GraphFusion": {"memory-planning": "off"}}}', "required and cannot be switched"),
+    ('{"Switch": {"GraphFusion": {"fuse-gelu": "maybe"}}}', "expected on or off"),
+    ('{"Switch": {"GraphFusion": {"fuse-gelu": "off"}, "UBFusion": {"fuse-gelu": "on"}}}', "both on and off"),
+    ('{"Switch": {"Other": {}}}', "unknown group"),
+    ('{"GraphFusion": {"fuse-gelu": "off"}}', "expected {\"Switch\""),
+    ('{"Switch": {"GraphFusion": {"fuse-gelu": "off"', "not valid JSON"),
+    ("fuse-gelu off\n", "line 1"),
+])
+def test_fusion_switch_bad_files_are_clear_errors(tmp_path, content, why):
+    sw = tmp_path / "switch.json"
+    sw.write_text(content)
+    rc, log, om = compile_dense(tmp_path, "net", f"--fusion_switch_file={sw}")
+    assert rc != 0 and FAILED in log, log
+    assert "E10001" in log and "--fusion_switch_file" in log and why in log, log
+    assert not os.path.exists(om)
+
+
+def test_fusion_switch_missing_file(tmp_path):
+    rc, log, om = compile_dense(tmp_path, "net", f"--fusion_switch_file={tmp_path / 'none.json'}")
+    assert rc != 0 and "cannot be read" in log, log

@@ -1,4 +1,5 @@
 #include "atc_compile.h"
+#include "fusion_switch.h"
 
 #include <algorithm>
 #include <chrono>
@@ -304,6 +305,11 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
 
   CompileOptions copts;
   copts.precision_mode = int8 ? "force_fp32" : f.precision_mode;
+  FusionSwitch fusion_switch;
+  if (!f.fusion_switch_file.empty()) {
+    if (auto err = LoadFusionSwitch(f.fusion_switch_file, &fusion_switch)) return err;
+    copts.disabled_passes = fusion_switch.disabled;
+  }
   // Unknown dims are kept (and specialised per shape at run time); a model
   // that is static after --input_shape compiles exactly as before.
   copts.allow_dynamic = true;
@@ -394,6 +400,17 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
                 uk ? uk->name : "this CPU lacks AMX-BF16 and AVX512_BF16: float32 kernels here");
   } else {
     std::printf("Precision: %s: float32\n", copts.precision_mode.c_str());
+  }
+  if (!f.fusion_switch_file.empty()) {
+    auto join = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s.empty() ? std::string("none") : s;
+    };
+    std::printf("Fusion switch: passes off: %s\n", join(fusion_switch.disabled).c_str());
+    if (!fusion_switch.ignored.empty())
+      std::printf("[WARNING] ATC: --fusion_switch_file names no pass of this compiler, ignored: %s\n",
+                  join(fusion_switch.ignored).c_str());
   }
   if (dynamic) {
     std::string io;

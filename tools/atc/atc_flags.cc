@@ -41,6 +41,10 @@ constexpr FlagInfo kFlags[] = {
      "along a new first dim or the batch dim); Conv/MatMul/Gemm get int8 weights and uint8 activations"},
     {"calibration_method", "<minmax|percentile>",
      "int8 activation ranges: minmax (default) or percentile (99.99% of the calibration values)"},
+    {"fusion_switch_file", "<path>",
+     "optimisation passes to switch off: JSON {\"Switch\": {\"GraphFusion\": {\"<pass>\": \"off\"}}} or "
+     "\"<pass>:off\" lines; \"ALL\" names every switchable pass (fuse-qdq, fold-conv-batchnorm, fuse-layernorm, "
+     "fuse-gelu, fuse-attention, fuse-bias-activation, nchwc-layout); other fusion names are ignored with a warning"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
     {"om", "<path>", "the .om to read in --mode=1 and --mode=6"},
     {"json", "<path>", "the JSON file to write in --mode=1"},
@@ -66,7 +70,6 @@ constexpr Unsupported kUnsupported[] = {
     {"is_output_adjust_hw_layout", "float16 / NC1HWC0 outputs are not available"},
     {"op_select_implmode", "kernels are chosen by CPU features, not by this switch"},
     {"optypelist_for_implmode", "kernels are chosen by CPU features, not by this switch"},
-    {"fusion_switch_file", "fusion cannot be configured yet"},
     {"enable_small_channel", "not applicable to CPU kernels"},
     {"keep_dtype", "all computation stays in the model's dtypes (float32)"},
     {"customize_dtypes", "all computation stays in the model's dtypes (float32)"},
@@ -175,6 +178,7 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
   }
   else if (name == "calibration_data") { f->calibration_data = value; }
   else if (name == "calibration_method") { f->calibration_method = value; }
+  else if (name == "fusion_switch_file") { f->fusion_switch_file = value; }
   else if (name == "om") { f->om = value; }
   else if (name == "json") { f->json = value; }
   return std::nullopt;

@@ -41,6 +41,7 @@ struct AtcFlags {
   // --precision_mode=int8: "input:a.npy,b.npy;input2:c.npy" and minmax|percentile.
   std::string calibration_data;
   std::string calibration_method = "minmax";
+  std::string fusion_switch_file;  // passes to switch off (fusion_switch.h)
   LogLevel log = LogLevel::kNull;
   std::string om;
   std::string json;
