@@ -18,6 +18,9 @@ namespace oc {
 // A Loop/Scan body run by static Executables per input-shape signature
 // (control_flow.cc); shared by the runs of one node.
 class FastBody;
+// A body compiled for more input-shape signatures than this (shapes that
+// change every iteration, a growing state) runs node by node from then on.
+inline constexpr uint64_t kMaxBodySpecializations = 8;
 
 // One evaluation of a native op.
 struct NativeCall {

@@ -171,6 +171,44 @@ TEST_P(LoopBody, LoopRunsItsBodyWithCapturedOuterValues) {
   EXPECT_EQ((*in)->kernels_created(), interpret ? 1u : 0u);
 }
 
+// The body hands the iteration number straight out as a scan output (an
+// Identity, which node by node shares the input's bytes): every slice must
+// keep its own value although the loop reuses the buffers of values it has
+// dropped.
+TEST_P(LoopBody, IterationNumbersKeptAsScanOutputsStayDistinct) {
+  setenv("OPENCANN_INTERPRET_BODIES", std::get<0>(GetParam()) ? "1" : "0", 1);
+  auto g = std::make_shared<Graph>();
+  g->opset_imports[""] = 17;
+  Value* m = Input(*g, "M", DataType::kInt64, {});
+  uint8_t t = 1;
+  Value* cond = g->AddConstant("cond", DataType::kBool, {}, TensorData::Copy(&t, 1));
+  auto body = std::make_shared<Graph>();
+  body->opset_imports = g->opset_imports;
+  Value* i = Input(*body, "i", DataType::kInt64, {});
+  Value* c_in = Input(*body, "c_in", DataType::kBool, {});
+  Value* c_out = body->AddValue("c_out");
+  Value* it = body->AddValue("it");
+  Add(*body, "Identity", {c_in}, {c_out});
+  Add(*body, "Identity", {i}, {it});
+  body->outputs = {c_out, it};
+  Value* its = g->AddValue("its");
+  Node* loop = Add(*g, "Loop", {m, cond}, {its});
+  Attribute a;
+  a.kind = Attribute::Kind::kGraph;
+  a.graph = body;
+  loop->attrs["body"] = a;
+  g->outputs = {its};
+  auto in = Interpreter::Create(g);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  ThreadPool pool(1);
+  std::vector<RtValue> args{RtValue::FromTensor(Scalar(DataType::kInt64, 40))};
+  auto out = (*in)->Run(args, pool);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const HostTensor& r = (*out)[0].tensor;
+  ASSERT_EQ(r.shape, (std::vector<int64_t>{40}));
+  for (int64_t k = 0; k < 40; ++k) EXPECT_EQ(r.data.as<int64_t>()[k], k);
+}
+
 INSTANTIATE_TEST_SUITE_P(Interpreter, LoopBody, ::testing::Combine(::testing::Bool(), ::testing::Bool()));
 
 // One Interpreter shared by four threads, each running the Loop at its own

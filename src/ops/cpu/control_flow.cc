@@ -23,6 +23,48 @@
 
 namespace oc {
 
+// Tensor buffers a loop writes again once no value uses them any more. The
+// outputs of iteration t are the inputs of t+1 and then dropped, so a loop
+// cycles through two buffers per carried value instead of allocating every
+// iteration. Values made from a buffer are views that share its ownership; a
+// buffer still shared (a scan slice kept for the end, a result) is not handed
+// out again. Not thread-safe: one per evaluation.
+class BufferCycle {
+ public:
+  // A buffer of `size` bytes no live value shares; zeroed only when new.
+  TensorData Get(size_t size) {
+    for (const std::shared_ptr<TensorData>& b : bufs_)
+      if (b.use_count() == 1 && b->size() >= size) return TensorData::View(b, b->data(), size);
+    auto b = std::make_shared<TensorData>(TensorData::Allocate(size));
+    if (bufs_.size() < kSlots) {
+      bufs_.push_back(b);
+    } else {
+      // Give up the slot of a buffer values still hold (they keep it alive),
+      // else of a free one too small.
+      size_t victim = 0;
+      for (size_t i = 0; i < bufs_.size(); ++i)
+        if (bufs_[i].use_count() > 1) { victim = i; break; }
+      bufs_[victim] = b;
+    }
+    return TensorData::View(b, b->data(), size);
+  }
+  // Makes `v` a tensor of `dtype` and `shape` in a buffer from Get(), reusing
+  // v's shape storage. Its old bytes are let go first, so they can be reused.
+  void Reset(RtValue& v, DataType dtype, std::span<const int64_t> shape) {
+    v.tensor.data = TensorData();
+    v.kind = ValueKind::kTensor;
+    v.elem_dtype = v.tensor.dtype = dtype;
+    v.present = true;
+    v.sequence.clear();
+    v.tensor.shape.assign(shape.begin(), shape.end());
+    v.tensor.data = Get(v.tensor.ByteSize());
+  }
+
+ private:
+  static constexpr size_t kSlots = 16;
+  std::vector<std::shared_ptr<TensorData>> bufs_;
+};
+
 // An If branch or a Loop/Scan body compiled like a model: captures become trailing inputs, and
 // a static Executable is specialised per input-shape signature (bounded LRU,
 // ShapeSpecializer). Loop-carried values usually keep their shapes, so every
@@ -42,72 +84,121 @@ class FastBody {
     return std::make_shared<FastBody>(std::move(g));
   }
   explicit FastBody(std::shared_ptr<Graph> g) : graph_(std::move(g)) {}
-  static constexpr uint64_t kMaxSpecializations = 8;
 
-  // True with `outs` filled when a static executable ran the body.
-  bool Run(std::span<const RtValue> args, std::span<const RtValue> captures, ThreadPool& pool,
-           std::vector<RtValue>& outs) {
-    ShapeSignature sig;
+  // What one If/Loop/Scan evaluation keeps between its body runs, so that an
+  // iteration at the shapes of the one before needs no lock, no lookup and no
+  // allocation: the last signature with its executable, an execution context
+  // held until the evaluation ends, the pointer arrays and the output buffers.
+  // A local of the evaluation: concurrent runs of one node never share one.
+  class Session {
+   public:
+    Session() = default;
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+    ~Session() { Drop(); }
+    BufferCycle& buffers() { return buffers_; }
+
+   private:
+    friend class FastBody;
+    void Drop() {
+      if (exe && ctx) exe->ReleaseContext(std::move(ctx));
+      ctx.reset();
+      exe.reset();
+    }
+    ShapeSignature sig;  // of `exe`
+    std::shared_ptr<const Executable> exe;
+    std::unique_ptr<ExecutionContext> ctx;
     std::vector<const void*> in_ptrs;
-    std::vector<DataType> types;
+    std::vector<void*> out_ptrs;
+    BufferCycle buffers_;
+  };
+
+  // True with `outs` filled when a static executable ran the body. Values
+  // already in `outs` are overwritten in place (their buffers reused once free).
+  bool Run(std::span<const RtValue> args, std::span<const RtValue> captures, ThreadPool& pool,
+           std::vector<RtValue>& outs, Session& s) {
+    // graph_->inputs is fixed by Make; its dtypes are written once under mu_
+    // before any executable exists, so with s.exe set they are safe to read.
+    const size_t n = graph_->inputs.size();
+    if (args.size() + captures.size() != n) return false;
+    bool same = s.exe != nullptr;
+    size_t i = 0;
     for (std::span<const RtValue> part : {args, captures})
       for (const RtValue& v : part) {
         if (!v.is_tensor()) return false;
-        sig.push_back(v.tensor.shape);
-        types.push_back(v.tensor.dtype);
-        in_ptrs.push_back(v.tensor.data.data());
+        if (same && (v.tensor.shape != s.sig[i] || v.tensor.dtype != graph_->inputs[i]->dtype)) same = false;
+        ++i;
       }
+    if (!same && !Specialize(args, captures, s)) return false;
+    const Executable& e = *s.exe;
+    s.in_ptrs.clear();
+    for (std::span<const RtValue> part : {args, captures})
+      for (const RtValue& v : part) s.in_ptrs.push_back(v.tensor.data.data());
+    outs.resize(e.num_outputs());
+    s.out_ptrs.clear();
+    // Let go of every old output first: their buffers may serve the new ones.
+    for (RtValue& v : outs) v.tensor.data = TensorData();
+    for (size_t o = 0; o < e.num_outputs(); ++o) {
+      s.buffers_.Reset(outs[o], e.output(o).dtype, e.output(o).shape);
+      s.out_ptrs.push_back(outs[o].tensor.data.mutable_data());
+    }
+    // A run-time failure is reported by the interpreter, which names the body node.
+    return e.Run(*s.ctx, s.in_ptrs, s.out_ptrs, pool).ok();
+  }
+
+ private:
+  // Points `s` at the executable for the inputs' shapes (specialised on first
+  // use); false when there is none and the interpreter must run the body.
+  bool Specialize(std::span<const RtValue> args, std::span<const RtValue> captures, Session& s) {
+    s.Drop();
+    s.sig.resize(graph_->inputs.size());
+    size_t i = 0;
+    for (std::span<const RtValue> part : {args, captures})
+      for (const RtValue& v : part) s.sig[i++] = v.tensor.shape;
+    auto dtype = [&](size_t k) { return (k < args.size() ? args[k] : captures[k - args.size()]).tensor.dtype; };
     ShapeSpecializer* spec = nullptr;
     {
       std::lock_guard<std::mutex> lk(mu_);
-      if (disabled_ || sig.size() != graph_->inputs.size()) return false;
+      if (disabled_) return false;
       if (!spec_) {
         // Inputs the body leaves untyped (captures of values the parser saw
         // without a type) take the types of the first run; later runs must match.
-        for (size_t i = 0; i < types.size(); ++i) {
-          Value* in = graph_->inputs[i];
-          if (in->dtype == DataType::kUndefined) in->dtype = types[i];
+        for (size_t k = 0; k < s.sig.size(); ++k) {
+          Value* in = graph_->inputs[k];
+          if (in->dtype == DataType::kUndefined) in->dtype = dtype(k);
           if (!in->has_shape) {
             in->has_shape = true;
-            in->shape.assign(sig[i].size(), -1);
-            in->dim_params.assign(sig[i].size(), "");
+            in->shape.assign(s.sig[k].size(), -1);
+            in->dim_params.assign(s.sig[k].size(), "");
           }
         }
         spec_ = std::make_unique<ShapeSpecializer>(graph_, std::vector<std::span<const uint8_t>>{}, 4);
       }
-      for (size_t i = 0; i < types.size(); ++i)
-        if (types[i] != graph_->inputs[i]->dtype || sig[i].size() != graph_->inputs[i]->shape.size()) return false;
+      for (size_t k = 0; k < s.sig.size(); ++k)
+        if (dtype(k) != graph_->inputs[k]->dtype || s.sig[k].size() != graph_->inputs[k]->shape.size()) return false;
       for (const ShapeSignature& f : failed_)
-        if (f == sig) return false;
+        if (f == s.sig) return false;
       spec = spec_.get();
     }
-    auto exe = spec->Get(sig);
+    auto exe = spec->Get(s.sig);
     if (!exe.ok() || !*exe) {
       std::lock_guard<std::mutex> lk(mu_);
-      failed_.push_back(sig);
+      failed_.push_back(s.sig);
       // A body whose shapes keep changing and do not specialise: stop trying.
       if (failed_.size() > 8) disabled_ = true;
       return false;
     }
-    if (spec->specializations() > kMaxSpecializations) {
+    if (spec->specializations() > kMaxBodySpecializations) {
       // Shapes that change every iteration (a growing KV cache, say) would
       // compile the body each time: node by node is cheaper from here on.
       std::lock_guard<std::mutex> lk(mu_);
       disabled_ = true;
     }
-    const Executable& e = **exe;
-    auto ctx = e.AcquireContext();
+    auto ctx = (*exe)->AcquireContext();
     if (!ctx.ok()) return false;
-    outs.clear();
-    std::vector<void*> out_ptrs;
-    for (size_t i = 0; i < e.num_outputs(); ++i) {
-      outs.push_back(RtValue::FromTensor(HostTensor::Allocate(e.output(i).dtype, e.output(i).shape)));
-      out_ptrs.push_back(outs.back().tensor.data.mutable_data());
-    }
-    Status st = e.Run(**ctx, in_ptrs, out_ptrs, pool);
-    e.ReleaseContext(std::move(ctx).value());
-    // A run-time failure is reported by the interpreter, which names the body node.
-    return st.ok();
+    s.exe = std::move(exe).value();
+    s.ctx = std::move(ctx).value();
+    return true;
   }
 
  private:
@@ -375,7 +466,8 @@ Status IfOp(NativeCall& call) {
   // compiled branch pays off from the second run.
   std::vector<RtValue> outs;
   FastBody* fast = FastBodyOf(call, branch);
-  if (!fast || !fast->Run({}, captures, call.pool, outs)) {
+  FastBody::Session session;
+  if (!fast || !fast->Run({}, captures, call.pool, outs, session)) {
     auto run = body->Run({}, call.pool, captures);
     if (!run.ok()) return run.status().WithContext(StrCat("in ", branch));
     outs = std::move(run).value();
@@ -387,10 +479,10 @@ Status IfOp(NativeCall& call) {
   return Status::Ok();
 }
 
-RtValue ScalarTensor(DataType dt, const void* bytes) {
-  HostTensor t = HostTensor::Allocate(dt, {});
-  std::memcpy(t.data.mutable_data(), bytes, DataTypeSize(dt));
-  return RtValue::FromTensor(std::move(t));
+// Makes `v` a scalar of `dt` holding `bytes`.
+void SetScalar(RtValue& v, DataType dt, const void* bytes, BufferCycle& buffers) {
+  buffers.Reset(v, dt, {});
+  std::memcpy(v.tensor.data.mutable_data(), bytes, DataTypeSize(dt));
 }
 
 Status LoopOp(NativeCall& call) {
@@ -424,20 +516,22 @@ Status LoopOp(NativeCall& call) {
   }
   std::vector<std::vector<HostTensor>> scans(k);
   FastBody* fast = FastBodyOf(call, "body");
+  FastBody::Session session;
+  std::vector<RtValue> o;
   int64_t it = 0;
   while (cond && (!max_trips || it < *max_trips)) {
-    args[0] = ScalarTensor(DataType::kInt64, &it);
-    uint8_t c = 1;
-    args[1] = ScalarTensor(DataType::kBool, &c);
-    std::vector<RtValue> o;
-    if (!fast || !fast->Run(args, captures, call.pool, o)) {
+    SetScalar(args[0], DataType::kInt64, &it, session.buffers());
+    const uint8_t c = 1;
+    SetScalar(args[1], DataType::kBool, &c, session.buffers());
+    if (!fast || !fast->Run(args, captures, call.pool, o, session)) {
       auto outs = body->Run(args, call.pool, captures);
       if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", it));
       o = std::move(outs).value();
     }
     if (!o[0].is_tensor()) return InvalidArgument("the body's condition output is not a tensor");
     OC_ASSIGN_OR_RETURN(cond, TruthOf(o[0].tensor, "the body's condition output"));
-    for (size_t i = 0; i < n; ++i) args[2 + i] = std::move(o[1 + i]);
+    // Swapped, not moved: o keeps the old values' storage for the next run to reuse.
+    for (size_t i = 0; i < n; ++i) std::swap(args[2 + i], o[1 + i]);
     for (size_t j = 0; j < k; ++j) {
       if (!o[1 + n + j].is_tensor())
         return NotSupported("scan output ", j, " of the body is a ", o[1 + n + j].Describe(),
@@ -489,28 +583,33 @@ Status ScanCore(NativeCall& call, const Interpreter& body, std::vector<RtValue> 
   }
   std::vector<std::vector<HostTensor>> slices(k);
   FastBody* fast = FastBodyOf(call, "body");
+  FastBody::Session session;
   const std::vector<RtValue> captures = call.CapturesOf("body");
+  // args[0, n) carry the states from one step to the next; args[n + j] is
+  // the step's slice of scan input j.
+  std::vector<RtValue> args = std::move(states);
+  args.resize(n + m);
+  std::vector<RtValue> o;
   for (int64_t t = 0; t < len; ++t) {
-    std::vector<RtValue> args = states;
     for (size_t j = 0; j < m; ++j) {
       int64_t pos = in_dirs[j] ? len - 1 - t : t;
       HostTensor s = SliceAxis(*scan_in[j], in_axes[j], pos, 1);
       s.shape.erase(s.shape.begin() + in_axes[j]);
-      args.push_back(RtValue::FromTensor(std::move(s)));
+      args[n + j] = RtValue::FromTensor(std::move(s));
     }
-    std::vector<RtValue> o;
-    if (!fast || !fast->Run(args, captures, call.pool, o)) {
+    if (!fast || !fast->Run(args, captures, call.pool, o, session)) {
       auto outs = body.Run(args, call.pool, captures);
       if (!outs.ok()) return outs.status().WithContext(StrCat("in the body, iteration ", t));
       o = std::move(outs).value();
     }
-    for (size_t i = 0; i < n; ++i) states[i] = std::move(o[i]);
+    for (size_t i = 0; i < n; ++i) std::swap(args[i], o[i]);
     for (size_t j = 0; j < k; ++j) {
       if (!o[n + j].is_tensor()) return InvalidArgument("scan output ", j, " is not a tensor");
       slices[j].push_back(std::move(o[n + j].tensor));
     }
   }
-  out_states = std::move(states);
+  args.resize(n);
+  out_states = std::move(args);
   out_scans.clear();
   for (size_t j = 0; j < k; ++j) {
     const Value& bo = *body.graph().outputs[n + j];
