@@ -424,6 +424,9 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   const bool tc = g.trans_c;
   const GemmUkernelFusedFn fused = fuse_ep && !tc ? FusedUkernelFor(uk) : nullptr;
   const GemmUkernelFusedFn trans_fn = tc ? TransposedUkernelFor(uk) : nullptr;
+  // The fused-epilogue kernel (with an empty epilogue where none applies)
+  // also takes TileEpilogue::b_next, the next B micro-panel to prefetch.
+  const GemmUkernelFusedFn prefetching = tc ? nullptr : FusedUkernelFor(uk);
   // Few rows: packing B would cost a large share of the FMA work (1 copy per
   // m1 - m0 FMAs per element), so the micro-kernel reads B where it is.
   const GemmUkernelLdbFn direct_b = !g.packed_b && !g.pack_b && !g.trans_b && !tc &&
@@ -486,6 +489,17 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
         for (int64_t jr = 0; jr < nc; jr += nr) {
           const int64_t n = std::min<int64_t>(nr, nc - jr);
           const float* bp = direct_b ? bblock + jr : bblock + (jr / nr) * b_panel_stride;
+          // The B micro-panel this task uses after bp: the next one in this
+          // block, else (pre-packed B only, later blocks are not packed yet)
+          // the first of the next row block, K block or column block. Row
+          // tiles after the first share its prefetch (the first streams bp).
+          const float* b_after = nullptr;
+          if (!direct_b && mc > mr) {
+            if (jr + nr < nc) b_after = bp + b_panel_stride;
+            else if (g.packed_b && ic + mc < m1) b_after = bblock;
+            else if (g.packed_b && pc + kc < K) b_after = g.packed_b + (jc / nr) * K * nr + (pc + kc) * nr;
+            else if (g.packed_b && jc + nc < n1) b_after = g.packed_b + ((jc + nc) / nr) * K * nr;
+          }
           for (int64_t ir = 0; ir < mc; ir += mr) {
             const int64_t m = std::min<int64_t>(mr, mc - ir);
             const int64_t row0 = ic + ir, col0 = jc + jr;
@@ -523,8 +537,25 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
               if (last && do_epilogue && !fuse_ep) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
               continue;
             }
+            const float* b_next = nullptr;
+            int64_t b_next_lines = 0;
+            if (b_after && ir > 0) {
+              const int64_t lines = kc * nr / 16, tiles = (mc + mr - 1) / mr - 1;
+              const int64_t chunk = (lines + tiles - 1) / tiles, first = (ir / mr - 1) * chunk;
+              b_next = b_after + first * 16;
+              b_next_lines = std::max<int64_t>(0, std::min(chunk, lines - first));
+            }
             if (last && fused) {
-              fused(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, tile_epilogue(row0, col0));
+              TileEpilogue te = tile_epilogue(row0, col0);
+              te.b_next = b_next, te.b_next_lines = b_next_lines;
+              fused(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, te);
+              continue;
+            }
+            if (b_next_lines > 0 && prefetching) {
+              TileEpilogue te;
+              te.b_next = b_next, te.b_next_lines = b_next_lines;
+              prefetching(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, te);
+              if (last && do_epilogue) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
               continue;
             }
             uk.fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta);

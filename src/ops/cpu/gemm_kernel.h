@@ -52,6 +52,12 @@ struct TileEpilogue {
   int64_t ldr = 0;
   ActivationKind act = ActivationKind::kNone;  // kNone, kRelu, kLeakyRelu or kClip
   float act_alpha = 0.f, act_beta = 0.f;
+  // Not part of the epilogue: b_next_lines 64-byte lines from b_next (a part
+  // of the packed B micro-panel the driver uses after this one) that a kernel
+  // may prefetch into L2, spread evenly over its k steps, so that the first
+  // tile of the next panel finds its B there rather than in L3 or memory.
+  const float* b_next = nullptr;
+  int64_t b_next_lines = 0;
 };
 
 // A micro-kernel that reads B in place (row-major, leading dim ldb; columns

@@ -180,9 +180,12 @@ inline void StoreTransposed(const __m512* c0, const __m512* c1, float* c, int64_
 // b + k * ldb (masked to the n valid columns, so nothing past them is read).
 // kHalf (n <= 16, the last column panel of an N such as 196 = 6*32 + 4):
 // only the first 16 columns are computed, half the FMAs of a full tile.
+// b_next_lines lines from b_next are prefetched into L2, one every few steps
+// (see TileEpilogue::b_next).
 template <int M, bool kEpilogue = false, bool kTrans = false, bool kLdb = false, bool kHalf = false>
 void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
-              float alpha, float beta, const TileEpilogue* ep = nullptr, int64_t ldb = 32) {
+              float alpha, float beta, const TileEpilogue* ep = nullptr, int64_t ldb = 32,
+              const float* b_next = nullptr, int64_t b_next_lines = 0) {
   __m512 c0[M], c1[M];
 #pragma GCC unroll 14
   for (int i = 0; i < M; ++i) c0[i] = c1[i] = _mm512_setzero_ps();
@@ -222,8 +225,22 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
   // Transposed, the tile is 32 rows of M floats: two rows per step.
   constexpr int kPfSteps = kTrans ? 16 : M;
   const int64_t kpf = kc > kPfSteps ? kc - kPfSteps : 0;
-  for (int64_t k = 0; k < kpf; ++k) step();
-  for (int64_t k = kpf; k < kc; ++k) {
+  int64_t k = 0;
+  if (!kLdb && b_next_lines > 0) {
+    // Evenly spread: a burst would fill the L1 miss buffers the kernel's own
+    // loads need.
+    const int64_t every = std::max<int64_t>(1, kpf / b_next_lines);
+    const int64_t end = std::min(kpf, every * b_next_lines);
+    for (; k < end; ++k) {
+      if (k % every == 0) {
+        _mm_prefetch(reinterpret_cast<const char*>(b_next), _MM_HINT_T1);
+        b_next += 16;
+      }
+      step();
+    }
+  }
+  for (; k < kpf; ++k) step();
+  for (k = kpf; k < kc; ++k) {
     const float* row = c + (kTrans ? 2 * (k - kpf) : k - kpf) * ldc;
     _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(row + (kTrans ? ldc : 16)), _MM_HINT_T0);
@@ -262,9 +279,14 @@ void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c,
 
 void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                     int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep) {
-#define OC_FUSED(M)                                                                                \
-  return n <= 16 ? TileRows<M, true, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep) \
-                 : TileRows<M, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
+  // The driver also calls this for K blocks before the last one (empty
+  // epilogue) to pass b_next.
+  const bool e = ep.row_bias || ep.col_bias || ep.residual || ep.act != ActivationKind::kNone;
+#define OC_FUSED(M)                                                                                             \
+  return n <= 16 ? (e ? TileRows<M, true, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines) \
+                      : TileRows<M, false, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines)) \
+                 : (e ? TileRows<M, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines)                  \
+                      : TileRows<M>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines));
   OC_ROWS_SWITCH(OC_FUSED)
 #undef OC_FUSED
 }
