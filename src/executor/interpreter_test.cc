@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "executor/interpreter_ops.h"
+#include "executor/scoped_env.h"
 #include "ops/op_registry.h"
 
 namespace oc {
@@ -137,14 +138,11 @@ std::shared_ptr<Graph> CumulativeLoop(bool typed_capture = true) {
 
 // Both ways a body runs: a static executable per shape, and node by node
 // (OPENCANN_INTERPRET_BODIES=1); the capture typed or typed at the first run.
-class LoopBody : public ::testing::TestWithParam<std::tuple<bool, bool>> {
- protected:
-  void TearDown() override { unsetenv("OPENCANN_INTERPRET_BODIES"); }
-};
+class LoopBody : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
 
 TEST_P(LoopBody, LoopRunsItsBodyWithCapturedOuterValues) {
   const bool interpret = std::get<0>(GetParam());
-  setenv("OPENCANN_INTERPRET_BODIES", interpret ? "1" : "0", 1);
+  ScopedEnv env("OPENCANN_INTERPRET_BODIES", interpret ? "1" : "0");
   auto g = CumulativeLoop(std::get<1>(GetParam()));
   ASSERT_TRUE(g->Verify().ok()) << g->Verify().ToString();
   ASSERT_EQ(g->nodes()[0]->NumImplicitInputs(), 1u);
@@ -176,7 +174,7 @@ TEST_P(LoopBody, LoopRunsItsBodyWithCapturedOuterValues) {
 // keep its own value although the loop reuses the buffers of values it has
 // dropped.
 TEST_P(LoopBody, IterationNumbersKeptAsScanOutputsStayDistinct) {
-  setenv("OPENCANN_INTERPRET_BODIES", std::get<0>(GetParam()) ? "1" : "0", 1);
+  ScopedEnv env("OPENCANN_INTERPRET_BODIES", std::get<0>(GetParam()) ? "1" : "0");
   auto g = std::make_shared<Graph>();
   g->opset_imports[""] = 17;
   Value* m = Input(*g, "M", DataType::kInt64, {});
@@ -217,7 +215,7 @@ class ConcurrentLoop : public ::testing::TestWithParam<bool> {};
 
 TEST_P(ConcurrentLoop, ConcurrentRunsShareTheKernelCache) {
   const bool interpret = GetParam();
-  setenv("OPENCANN_INTERPRET_BODIES", interpret ? "1" : "0", 1);
+  ScopedEnv env("OPENCANN_INTERPRET_BODIES", interpret ? "1" : "0");
   auto g = CumulativeLoop();
   auto in = Interpreter::Create(g);
   ASSERT_TRUE(in.ok());
@@ -237,7 +235,6 @@ TEST_P(ConcurrentLoop, ConcurrentRunsShareTheKernelCache) {
     });
   }
   for (auto& th : threads) th.join();
-  unsetenv("OPENCANN_INTERPRET_BODIES");
   EXPECT_EQ(bad, std::vector<int>(4, 0));
   EXPECT_EQ((*in)->kernels_created(), interpret ? 1u : 0u);
 }
@@ -248,6 +245,7 @@ INSTANTIATE_TEST_SUITE_P(Interpreter, ConcurrentLoop, ::testing::Bool());
 // need a new compiled body per iteration; after a few the body runs node by
 // node, and the result is the same.
 TEST(Interpreter, GrowingLoopStateStopsCompilingTheBody) {
+  ScopedEnv env("OPENCANN_INTERPRET_BODIES", "0");
   auto g = std::make_shared<Graph>();
   g->opset_imports[""] = 17;
   Value* m = Input(*g, "M", DataType::kInt64, {});
@@ -285,6 +283,10 @@ TEST(Interpreter, GrowingLoopStateStopsCompilingTheBody) {
   ASSERT_EQ(r.shape, (std::vector<int64_t>{41}));
   EXPECT_EQ(ToFloats(r)[0], 5.f);
   EXPECT_EQ(ToFloats(r)[40], 1.f);
+  // Iterations 0..kMaxBodySpecializations ran compiled bodies (the interpreter
+  // made no kernel for them); from then on every iteration, at its own new
+  // shape, made the body's Concat kernel in the interpreter.
+  EXPECT_EQ((*in)->kernels_created(), 40 - (kMaxBodySpecializations + 1));
 }
 
 TEST(Interpreter, ErrorsNameTheNodeInsideTheBody) {
