@@ -312,6 +312,13 @@ bool AcceptsPackedOnlyInput(std::string_view domain, std::string_view op_type, s
           op_type == "NchwcConv");
 }
 
+bool PackedOnlyWeight(DataType dtype, uint64_t bytes) { return dtype == DataType::kFloat32 && bytes > 0; }
+
+bool PackedOnlyReader(std::string_view domain, std::string_view op_type, size_t input, uint64_t prepacked_bytes,
+                      DataType input0) {
+  return AcceptsPackedOnlyInput(domain, op_type, input) && prepacked_bytes > 0 && input0 == DataType::kFloat32;
+}
+
 void Reseal(std::vector<uint8_t>& file) {
   if (file.size() < kOmHeaderSize) return;
   uint32_t hs = LoadLE32(file.data() + kOffHeaderSize);

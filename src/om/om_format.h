@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "graph/dtype.h"
 
 namespace oc::om_internal {
 
@@ -34,6 +35,15 @@ inline constexpr uint32_t kOmKnownFlags = kOmFlagPackedOnlyWeights;
 // damaged or hostile file cannot hand a null weight to a kernel that would
 // read it.
 bool AcceptsPackedOnlyInput(std::string_view domain, std::string_view op_type, size_t input);
+
+// What may be stored only inside prepacked bytes, in two halves the writer
+// and the reader both apply (the writer to choose, the reader to refuse): the
+// weight (a non-empty float32 constant), and each node that reads it (input
+// `input` of an op AcceptsPackedOnlyInput lists, of a node with prepacked
+// bytes and a float32 first input; `input0` kUndefined when that is absent).
+bool PackedOnlyWeight(DataType dtype, uint64_t bytes);
+bool PackedOnlyReader(std::string_view domain, std::string_view op_type, size_t input, uint64_t prepacked_bytes,
+                      DataType input0);
 
 // Byte offsets of the header fields.
 inline constexpr size_t kOffMagic = 0;

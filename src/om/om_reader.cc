@@ -276,7 +276,7 @@ Status Reader::CheckValues() {
       if (subgraph_ || !(h_.flags & kOmFlagPackedOnlyWeights))
         return InvalidFile(what(), ": packed_in_node ", pin, " is set but ",
                            subgraph_ ? "the value is in a subgraph" : "header flag 0x1 (packed-only weights) is not");
-      if (dtype != DataType::kFloat32 || bytes_[i] == 0 || pin < 0)
+      if (!PackedOnlyWeight(dtype, bytes_[i]) || pin < 0)
         return InvalidFile(what(), ": packed_in_node ", pin, " on a ", DataTypeName(dtype), " constant of ",
                            bytes_[i], " bytes (only non-empty float32 weights may be stored packed only)");
       if (v->data_offset() != 0 || v->data_size() != 0)
@@ -435,8 +435,8 @@ Status Reader::CheckNodes() {
         if (idx >= 0 && packed_in_[idx] >= 0) {
           // A weight without raw data: only kernels that rebuild it may read it.
           const int32_t a = ins->Get(0);
-          if (!AcceptsPackedOnlyInput(CanonicalDomain(domain), op, k) || n->prepacked_size() == 0 || a < 0 ||
-              m_->values()->Get(a)->dtype() != static_cast<int32_t>(DataType::kFloat32))
+          const DataType input0 = a < 0 ? DataType::kUndefined : static_cast<DataType>(m_->values()->Get(a)->dtype());
+          if (!PackedOnlyReader(CanonicalDomain(domain), op, k, n->prepacked_size(), input0))
             return InvalidFile(in_what(), ": value ", idx, " is stored only in prepacked bytes, which ", op,
                                " input ", k, n->prepacked_size() == 0 ? " of a node without prepacked bytes" : "",
                                " cannot use");

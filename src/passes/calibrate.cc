@@ -11,6 +11,7 @@
 #include "base/thread_pool.h"
 #include "executor/executable.h"
 #include "ops/infer_util.h"
+#include "passes/fusion_util.h"
 #include "passes/pipeline.h"
 
 namespace oc::quant {
@@ -28,15 +29,10 @@ const PassInfo* FindPass(const char* name) {
   return nullptr;
 }
 
-bool IsOp(const Node* n, const char* op) { return n && n->domain.empty() && n->op_type == op; }
+using fusion::IsOp;
+using fusion::NewValue;
 
-bool ConstF32(const Value* v) { return v && v->constant && v->dtype == DataType::kFloat32 && v->IsStatic(); }
-
-std::vector<float> FloatsOf(const Value* v) {
-  std::vector<float> out(static_cast<size_t>(v->NumElements()));
-  std::memcpy(out.data(), v->constant->data(), out.size() * sizeof(float));
-  return out;
-}
+bool ConstF32(const Value* v) { return fusion::IsF32Static(v) && v->constant; }
 
 // Gemm(A, B, C) with constant B, alpha = beta = 1 and no transA is MatMul(A, B')
 // + C: the form fuse-qdq knows (classifier heads are usually Gemm).
@@ -56,7 +52,7 @@ void SplitGemms(Graph& g) {
     Value* w = b;
     if (gemm->GetInt("transB", 0) != 0) {
       const int64_t n = b->shape[0], k = b->shape[1];
-      std::vector<float> src = FloatsOf(b);
+      std::vector<float> src = *ConstFloats(b);
       TensorData t = TensorData::Allocate(src.size() * sizeof(float));
       float* dst = reinterpret_cast<float*>(t.mutable_data());
       for (int64_t i = 0; i < n; ++i)
@@ -249,15 +245,6 @@ Value* ScalarConst(Graph& g, const std::string& hint, DataType t, const void* da
   return g.AddConstant(g.UniqueName(hint), t, {}, TensorData::Copy(data, bytes));
 }
 
-Value* NewValue(Graph& g, const std::string& hint, DataType t, const std::vector<int64_t>& shape) {
-  Value* v = g.AddValue(g.UniqueName(hint));
-  v->dtype = t;
-  v->has_shape = true;
-  v->shape = shape;
-  v->dim_params.assign(shape.size(), "");
-  return v;
-}
-
 Node* AddQdqNode(Graph& g, const char* op, const std::string& name, std::vector<Value*> ins, Value* out,
                  int64_t axis) {
   Node* n = g.AddNode(op, g.UniqueName(name), std::move(ins), {out});
@@ -269,7 +256,7 @@ Node* AddQdqNode(Graph& g, const char* op, const std::string& name, std::vector<
 // Per-output-channel symmetric int8 weights behind a DequantizeLinear; returns
 // the float value that replaces `w` and the per-channel scales.
 Value* QuantizeWeights(Graph& g, Value* w, int64_t axis, std::vector<float>* scales) {
-  const std::vector<float> src = FloatsOf(w);
+  const std::vector<float> src = *ConstFloats(w);
   const auto& shape = w->shape;
   const int64_t channels = shape[static_cast<size_t>(axis)];
   int64_t inner = 1;
@@ -296,7 +283,7 @@ Value* QuantizeWeights(Graph& g, Value* w, int64_t axis, std::vector<float>* sca
 
 // An int32 bias at scale x_scale * w_scale[c] (the product fuse-qdq checks).
 Value* QuantizeBias(Graph& g, Value* b, float x_scale, const std::vector<float>& w_scales) {
-  const std::vector<float> src = FloatsOf(b);
+  const std::vector<float> src = *ConstFloats(b);
   std::vector<float> scales(src.size());
   TensorData q = TensorData::Allocate(src.size() * sizeof(int32_t));
   int32_t* qd = reinterpret_cast<int32_t*>(q.mutable_data());

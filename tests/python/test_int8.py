@@ -168,6 +168,8 @@ def test_int8_several_files():
     (["--precision_mode=int8", "--calibration_data=nosuch:{cal}"], "E10001", "not an input"),
     (["--precision_mode=int8", "--calibration_data=x:{d}/missing.npy"], "E10001", "cannot open"),
     (["--precision_mode=int8", "--calibration_data=x:{bad}"], "E10001", "has shape [5,63]"),
+    (["--precision_mode=int8", "--calibration_data=x:{cal};x"], "E10001", "entry 'x' is not name:file.npy"),
+    (["--precision_mode=int8", "--calibration_data=x:"], "E10001", "entry 'x:' is not name:file.npy"),
     (["--calibration_data=x:{cal}"], "E10001", "only used with --precision_mode=int8"),
     (["--precision_mode=int8", "--calibration_data=x:{cal}", "--calibration_method=kl"], "E10001", "minmax"),
 ])

@@ -101,8 +101,7 @@ std::optional<AtcError> ApplyDynamicInputShapes(Graph& g, const OrderedInputShap
     Value* v = nullptr;
     for (Value* in : g.inputs) if (in->name == name) v = in;
     if (!v)
-      return AtcError{"E10001", "Value [" + name + "] for parameter [--input_shape] is invalid: '" + name +
-                                    "' is not an input of the model"};
+      return Invalid("input_shape", name, "'" + name + "' is not an input of the model");
     if (v->has_shape && v->shape.size() != dims.size())
       return AtcError{"E10001", "--input_shape for '" + name + "' has rank " + std::to_string(dims.size()) +
                                     " but the model declares " + v->ShapeString()};
@@ -147,33 +146,16 @@ std::string OutputPath(const std::string& output) {
 
 // --calibration_data="name:a.npy,b.npy;name2:c.npy" -> samples in graph-input order.
 std::optional<AtcError> LoadCalibration(const std::string& text, const Graph& g, quant::CalibrationSet* out) {
-  auto invalid = [&](const std::string& why) {
-    return AtcError{"E10001", "Value [" + text + "] for parameter [--calibration_data] is invalid: " + why};
-  };
+  auto invalid = [&](const std::string& why) { return Invalid("calibration_data", text, why); };
+  std::vector<std::pair<std::string, std::vector<std::string>>> entries;
+  if (auto err = ParseCalibrationData(text, &entries)) return err;
   std::vector<std::vector<std::pair<std::vector<int64_t>, std::vector<float>>>> arrays(g.inputs.size());
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(';', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string entry = text.substr(start, end - start);
-    start = end + 1;
-    if (entry.empty()) continue;
-    const size_t colon = entry.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == entry.size())
-      return invalid("entry '" + entry + "' is not name:file.npy[,file.npy...]");
-    const std::string name = entry.substr(0, colon);
+  for (const auto& [name, files] : entries) {
     size_t idx = g.inputs.size();
     for (size_t i = 0; i < g.inputs.size(); ++i)
       if (g.inputs[i]->name == name) idx = i;
     if (idx == g.inputs.size()) return invalid("'" + name + "' is not an input of the model");
-    const std::string files = entry.substr(colon + 1);
-    size_t p = 0;
-    while (p <= files.size()) {
-      size_t q = files.find(',', p);
-      if (q == std::string::npos) q = files.size();
-      const std::string path = files.substr(p, q - p);
-      p = q + 1;
-      if (path.empty()) continue;
+    for (const std::string& path : files) {
       std::vector<int64_t> shape;
       std::vector<float> data;
       Status st = quant::ReadNpyFloat(path, &shape, &data);
@@ -256,8 +238,7 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   fs::path parent = fs::path(om_path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !fs::is_directory(parent, ec))
-    return AtcError{"E10001", "Value [" + f.output + "] for parameter [--output] is invalid: directory '" +
-                                  parent.string() + "' does not exist"};
+    return Invalid("output", f.output, "directory '" + parent.string() + "' does not exist");
 
   Progress progress(f.log);
   progress.Info("parsing " + f.model);

@@ -118,10 +118,6 @@ std::string Suggestion(const std::string& name) {
   return best ? std::string("; did you mean --") + best + "?" : std::string();
 }
 
-AtcError Invalid(const std::string& flag, const std::string& value, const std::string& why) {
-  return {"E10001", "Value [" + value + "] for parameter [--" + flag + "] is invalid: " + why};
-}
-
 bool ParseInt(const std::string& s, int64_t* out) {
   if (s.empty() || s.size() > 18) return false;
   size_t i = s[0] == '-' ? 1 : 0;
@@ -185,6 +181,10 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
 }
 
 }  // namespace
+
+AtcError Invalid(const std::string& flag, const std::string& value, const std::string& why) {
+  return {"E10001", "Value [" + value + "] for parameter [--" + flag + "] is invalid: " + why};
+}
 
 std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags) {
   std::set<std::string> seen;
@@ -281,6 +281,21 @@ std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
     out->emplace_back(name, std::move(dims));
   }
   if (out->empty()) return Invalid("input_shape", text, "no \"name:dims\" entries");
+  return std::nullopt;
+}
+
+std::optional<AtcError> ParseCalibrationData(const std::string& text,
+                                             std::vector<std::pair<std::string, std::vector<std::string>>>* out) {
+  for (const std::string& entry : Split(text, ';')) {
+    if (entry.empty()) continue;
+    const size_t colon = entry.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == entry.size())
+      return Invalid("calibration_data", text, "entry '" + entry + "' is not name:file.npy[,file.npy...]");
+    std::vector<std::string> files;
+    for (std::string& f : Split(entry.substr(colon + 1), ','))
+      if (!f.empty()) files.push_back(std::move(f));
+    out->emplace_back(entry.substr(0, colon), std::move(files));
+  }
   return std::nullopt;
 }
 

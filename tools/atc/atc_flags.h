@@ -48,6 +48,9 @@ struct AtcFlags {
   std::vector<std::string> given;  // flag names in command-line order
 };
 
+// The E10001 error "Value [value] for parameter [--flag] is invalid: why".
+AtcError Invalid(const std::string& flag, const std::string& value, const std::string& why);
+
 // Parses argv; values are checked for syntax here and for meaning in Validate*.
 std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags);
 
@@ -64,6 +67,11 @@ std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
 // -> one list per ';'-separated gear. Checks syntax (integers >= 1) only.
 std::optional<AtcError> ParseGearList(const std::string& flag, const std::string& text, bool batch,
                                       std::vector<std::vector<int64_t>>* out);
+// "name:a.npy,b.npy;name2:c.npy" -> {{name, {a.npy, b.npy}}, {name2, {c.npy}}}
+// in the order written (a name may come twice). Names may contain ':' (the
+// last one separates the files); empty entries and file names are skipped.
+std::optional<AtcError> ParseCalibrationData(const std::string& text,
+                                             std::vector<std::pair<std::string, std::vector<std::string>>>* out);
 // "node:0;node2:1" -> {"node:0", "node2:1"}.
 std::optional<AtcError> ParseOutNodes(const std::string& text, std::vector<std::string>* out);
 

@@ -13,7 +13,7 @@ namespace oc::atc {
 namespace {
 
 AtcError Bad(const std::string& path, const std::string& why) {
-  return AtcError{"E10001", "Value [" + path + "] for parameter [--fusion_switch_file] is invalid: " + why};
+  return Invalid("fusion_switch_file", path, why);
 }
 
 std::string Trim(const std::string& s) {
