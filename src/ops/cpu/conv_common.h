@@ -61,6 +61,22 @@ void DepthwiseConv(const ConvGeometry& g, int64_t mg, const float* x, const floa
 // kDepthwiseMaxRing rows); use DepthwiseConv there.
 constexpr int64_t kDepthwiseMaxTaps = 64;
 constexpr int64_t kDepthwiseMaxRing = 64;
+// The activations the depthwise loops apply on their vectors before storing:
+// Relu and Clip clamp to [lo, hi], LeakyRelu scales negatives by lo. Any other
+// activation gives kind kNone here, and the caller runs ApplyActivation after.
+struct FusedClamp {
+  enum Kind { kNone = 0, kClamp = 1, kLeaky = 2 };
+  int kind = kNone;
+  float lo = 0.f, hi = 0.f;
+};
+inline FusedClamp FusedClampOf(const Activation& act) {
+  switch (act.kind) {
+    case ActivationKind::kRelu: return {FusedClamp::kClamp, 0.f, __builtin_inff()};
+    case ActivationKind::kClip: return {FusedClamp::kClamp, act.alpha, act.beta};
+    case ActivationKind::kLeakyRelu: return {FusedClamp::kLeaky, act.alpha, 0.f};
+    default: return {};
+  }
+}
 void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
                          const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch);
 int64_t DepthwiseScratchFloats(const ConvGeometry& g);

@@ -55,16 +55,18 @@ inline void LoadTaps(const float* row, int64_t ox0, int64_t pw, int64_t iw, bool
   }
 }
 
+// FusedClampOf's bounds in registers.
 struct Epilogue {
-  int clamp = 0;  // 1: Relu / Clip to [lo, hi]; 2: LeakyRelu with slope lo
+  explicit Epilogue(const FusedClamp& fc) : clamp(fc.kind), lo(_mm256_set1_ps(fc.lo)), hi(_mm256_set1_ps(fc.hi)) {}
+  int clamp;  // FusedClamp::Kind
   __m256 lo, hi;
 };
 
 // max/min return their second operand when one is NaN: a NaN passes through,
 // as in ApplyActivation.
 inline __m256 Finish(__m256 acc, const Epilogue& e) {
-  if (e.clamp == 1) return _mm256_min_ps(e.hi, _mm256_max_ps(e.lo, acc));
-  if (e.clamp == 2) {
+  if (e.clamp == FusedClamp::kClamp) return _mm256_min_ps(e.hi, _mm256_max_ps(e.lo, acc));
+  if (e.clamp == FusedClamp::kLeaky) {
     const __m256 neg = _mm256_cmp_ps(acc, _mm256_setzero_ps(), _CMP_LT_OQ);
     return _mm256_blendv_ps(acc, _mm256_mul_ps(acc, e.lo), neg);
   }
@@ -120,16 +122,8 @@ void Planes(const ConvGeometry& g, int64_t mg, const float* x, const float* w, c
             float* y, const Activation& act, int64_t c0, int64_t c1) {
   const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
   const int64_t ph = g.pad_begin[1], pw = g.pad_begin[2];
-  Epilogue ep;
-  ep.lo = ep.hi = _mm256_setzero_ps();
-  if (act.kind == ActivationKind::kRelu) {
-    ep.clamp = 1, ep.hi = _mm256_set1_ps(__builtin_inff());
-  } else if (act.kind == ActivationKind::kClip) {
-    ep.clamp = 1, ep.lo = _mm256_set1_ps(act.alpha), ep.hi = _mm256_set1_ps(act.beta);
-  } else if (act.kind == ActivationKind::kLeakyRelu) {
-    ep.clamp = 2, ep.lo = _mm256_set1_ps(act.alpha);
-  }
-  const bool other_act = act.kind != ActivationKind::kNone && ep.clamp == 0;
+  const Epilogue ep(FusedClampOf(act));
+  const bool other_act = act.kind != ActivationKind::kNone && ep.clamp == FusedClamp::kNone;
   // Blocks [inner_lo, inner_hi) (by ox0) load only inside the row: loads
   // start at ox0*SW - pw >= 0 and reach `reach` floats further.
   const int64_t inner_lo = (pw + SW - 1) / SW;

@@ -59,16 +59,18 @@ inline void LoadTaps(const float* row, int64_t ox0, int64_t pw, int64_t iw, bool
   }
 }
 
+// FusedClampOf's bounds in registers.
 struct Epilogue {
-  int clamp = 0;  // 1: Relu / Clip to [lo, hi]; 2: LeakyRelu with slope lo
+  explicit Epilogue(const FusedClamp& fc) : clamp(fc.kind), lo(_mm512_set1_ps(fc.lo)), hi(_mm512_set1_ps(fc.hi)) {}
+  int clamp;  // FusedClamp::Kind
   __m512 lo, hi;
 };
 
 // Same NaN behaviour as ApplyActivation: max/min return their second operand
 // when one is NaN, so a NaN accumulator passes through.
 inline __m512 Finish(__m512 acc, const Epilogue& e) {
-  if (e.clamp == 1) return _mm512_min_ps(e.hi, _mm512_max_ps(e.lo, acc));
-  if (e.clamp == 2) {
+  if (e.clamp == FusedClamp::kClamp) return _mm512_min_ps(e.hi, _mm512_max_ps(e.lo, acc));
+  if (e.clamp == FusedClamp::kLeaky) {
     const __mmask16 neg = _mm512_cmp_ps_mask(acc, _mm512_setzero_ps(), _CMP_LT_OQ);
     return _mm512_mask_mul_ps(acc, neg, acc, e.lo);
   }
@@ -122,17 +124,8 @@ void Planes(const ConvGeometry& g, int64_t mg, const float* x, const float* w, c
             float* y, const Activation& act, int64_t c0, int64_t c1) {
   const int64_t ih = g.in[1], iw = g.in[2], oh = g.out[1], ow = g.out[2];
   const int64_t ph = g.pad_begin[1], pw = g.pad_begin[2];
-  Epilogue ep;
-  if (act.kind == ActivationKind::kRelu) {
-    ep.clamp = 1, ep.lo = _mm512_setzero_ps(), ep.hi = _mm512_set1_ps(__builtin_inff());
-  } else if (act.kind == ActivationKind::kClip) {
-    ep.clamp = 1, ep.lo = _mm512_set1_ps(act.alpha), ep.hi = _mm512_set1_ps(act.beta);
-  } else if (act.kind == ActivationKind::kLeakyRelu) {
-    ep.clamp = 2, ep.lo = _mm512_set1_ps(act.alpha), ep.hi = ep.lo;
-  } else {
-    ep.lo = ep.hi = _mm512_setzero_ps();
-  }
-  const bool other_act = act.kind != ActivationKind::kNone && ep.clamp == 0;
+  const Epilogue ep(FusedClampOf(act));
+  const bool other_act = act.kind != ActivationKind::kNone && ep.clamp == FusedClamp::kNone;
   // Blocks [inner_lo, inner_hi) (by ox0) load only inside the row: the
   // loads start at ox0*SW - pw >= 0 and reach `reach` floats further (stride
   // 2 loads one float past the last tap), which must stay below iw.

@@ -350,9 +350,9 @@ inline DwRowLayout DepthwiseRowLayout(const ConvGeometry& g) {
 // stored.
 template <int T>
 inline void DepthwiseRowTaps(const float* const* p, const float* wt, int64_t taps, float bv, const float* zrow,
-                             float* yrow, int64_t OW, int clamp, float lo, float hi) {
+                             float* yrow, int64_t OW, const FusedClamp& fc) {
   const int64_t nt = T > 0 ? T : taps;
-  const DwVec vlo = DwVec{} + lo, vhi = DwVec{} + hi, vzero = DwVec{};
+  const DwVec vlo = DwVec{} + fc.lo, vhi = DwVec{} + fc.hi, vzero = DwVec{};
   // Weights and row pointers in locals: the stores to yrow cannot alias them,
   // so they stay in registers across the row instead of being reloaded.
   constexpr int kRegs = T > 0 ? T : 1;
@@ -382,10 +382,10 @@ inline void DepthwiseRowTaps(const float* const* p, const float* wt, int64_t tap
       }
     }
     // Same NaN behaviour as ApplyActivation: a NaN compares false and passes.
-    if (clamp == 1) {  // Relu / Clip
+    if (fc.kind == FusedClamp::kClamp) {
       acc = acc < vlo ? vlo : acc;
       acc = acc > vhi ? vhi : acc;
-    } else if (clamp == 2) {  // LeakyRelu, slope in lo
+    } else if (fc.kind == FusedClamp::kLeaky) {
       acc = acc < vzero ? acc * vlo : acc;
     }
     if (cnt == 16) {
@@ -491,12 +491,8 @@ inline void DepthwisePlaneImpl(const ConvGeometry& g, int64_t mg, const float* x
   float* out = scratch + pl.plane_floats;
   // Relu / Clip / LeakyRelu on the vectors before they are stored, unless a
   // residual comes first (then ApplyActivation per plane, after it).
-  int clamp = 0;
-  float lo = 0.f, hi = 0.f;
-  if (!z && act.kind == ActivationKind::kRelu) clamp = 1, lo = 0.f, hi = __builtin_inff();
-  else if (!z && act.kind == ActivationKind::kClip) clamp = 1, lo = act.alpha, hi = act.beta;
-  else if (!z && act.kind == ActivationKind::kLeakyRelu) clamp = 2, lo = act.alpha;
-  const bool fused_act = clamp != 0;
+  const FusedClamp fc = z ? FusedClamp{} : FusedClampOf(act);
+  const bool fused_act = fc.kind != FusedClamp::kNone;
   std::fill(plane, plane + pl.plane_floats, 0.f);  // padding and the tail stay zero
   const float* p[kDepthwiseMaxTaps];
   for (int64_t ky = 0; ky < KH; ++ky)
@@ -518,9 +514,9 @@ inline void DepthwisePlaneImpl(const ConvGeometry& g, int64_t mg, const float* x
     }
     const float bv = bias ? bias[c] : 0.f;
     const float* wc = w + c * taps;
-    if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, nullptr, out, pl.out_floats, clamp, lo, hi);
-    else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, nullptr, out, pl.out_floats, clamp, lo, hi);
-    else DepthwiseRowTaps<0>(p, wc, taps, bv, nullptr, out, pl.out_floats, clamp, lo, hi);
+    if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, nullptr, out, pl.out_floats, fc);
+    else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, nullptr, out, pl.out_floats, fc);
+    else DepthwiseRowTaps<0>(p, wc, taps, bv, nullptr, out, pl.out_floats, fc);
     float* yc = y + bc * OH * OW;
     const float* zc = z ? z + bc * OH * OW : nullptr;
     if (!zc && OW >= 4 && OW <= 16) {
@@ -564,12 +560,8 @@ inline void DepthwisePaddedImpl(const ConvGeometry& g, int64_t mg, const float* 
   float* rows = scratch + l.floats;  // `ring` padded input rows
   std::fill(zero_row, zero_row + l.floats, 0.f);
   int64_t tag[kDepthwiseMaxRing];    // input row held by each slot
-  int clamp = 0;
-  float lo = 0.f, hi = 0.f;
-  if (act.kind == ActivationKind::kRelu) clamp = 1, lo = 0.f, hi = __builtin_inff();
-  else if (act.kind == ActivationKind::kClip) clamp = 1, lo = act.alpha, hi = act.beta;
-  else if (act.kind == ActivationKind::kLeakyRelu) clamp = 2, lo = act.alpha;
-  const bool other_act = act.kind != ActivationKind::kNone && clamp == 0;
+  const FusedClamp fc = FusedClampOf(act);
+  const bool other_act = act.kind != ActivationKind::kNone && fc.kind == FusedClamp::kNone;
   // Tap offsets within a padded row (phase start + offset in the phase).
   int64_t tap_off[kDepthwiseMaxTaps];
   for (int64_t kx = 0; kx < KW; ++kx) {
@@ -601,9 +593,9 @@ inline void DepthwisePaddedImpl(const ConvGeometry& g, int64_t mg, const float* 
       }
       float* yrow = yc + oy * OW;
       const float* zrow = zc ? zc + oy * OW : nullptr;
-      if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, zrow, yrow, OW, clamp, lo, hi);
-      else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, zrow, yrow, OW, clamp, lo, hi);
-      else DepthwiseRowTaps<0>(p, wc, taps, bv, zrow, yrow, OW, clamp, lo, hi);
+      if (taps == 9) DepthwiseRowTaps<9>(p, wc, taps, bv, zrow, yrow, OW, fc);
+      else if (taps == 25) DepthwiseRowTaps<25>(p, wc, taps, bv, zrow, yrow, OW, fc);
+      else DepthwiseRowTaps<0>(p, wc, taps, bv, zrow, yrow, OW, fc);
       if (other_act) ApplyActivation(act, yrow, OW);
     }
   }

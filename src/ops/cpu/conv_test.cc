@@ -25,6 +25,7 @@ struct ConvSpec {
   std::vector<int64_t> want_pads;               // pads the reference uses when auto_pad is set
   bool bias = false, residual = false, relu = false;
   bool relu6 = false;  // FusedConv activation Clip(0, 6), MobileNetV2's ReLU6
+  float leaky = 0.f;   // > 0: FusedConv activation LeakyRelu with this slope
 };
 
 std::vector<int64_t> Pad3(const std::vector<int64_t>& v, int64_t fill) {
@@ -72,6 +73,7 @@ std::vector<float> NaiveConv(const ConvSpec& s, const std::vector<float>& x, con
             if (!z.empty()) acc += z[yi];
             if (s.relu) acc = std::max(acc, 0.0);
             if (s.relu6) acc = std::min(std::max(acc, 0.0), 6.0);
+            if (s.leaky > 0.f && acc < 0.0) acc *= s.leaky;
             y[yi] = static_cast<float>(acc);
           }
   return y;
@@ -91,7 +93,7 @@ void CheckConv(const ConvSpec& s, const std::string& what, int threads = 3) {
   auto want = NaiveConv(s, x, w, b, z, &out_shape);
   ThreadPool pool(threads);
   for (bool const_w : {true, false}) {
-    const bool fused = s.residual || s.relu || s.relu6;
+    const bool fused = s.residual || s.relu || s.relu6 || s.leaky > 0.f;
     OpCase c(fused ? "FusedConv" : "Conv", fused ? 1 : 22, fused ? kOpenCannDomain : "");
     c.In(s.x, x, false).In(wshape, w, const_w);
     if (s.bias) c.In({s.m}, b, true);
@@ -108,6 +110,10 @@ void CheckConv(const ConvSpec& s, const std::string& what, int threads = 3) {
       n.SetString("activation", "Clip");
       n.SetFloat("activation_alpha", 0.f);
       n.SetFloat("activation_beta", 6.f);
+    }
+    if (s.leaky > 0.f) {
+      n.SetString("activation", "LeakyRelu");
+      n.SetFloat("activation_alpha", s.leaky);
     }
     if (nd == 2 && const_w) n.SetInts("kernel_shape", s.k);  // sometimes given, sometimes inferred
     auto y = c.Run(&pool);
@@ -181,6 +187,17 @@ TEST(ConvOp, GroupsAndDepthwise) {
               "depthwise small plane ReLU6, width " + std::to_string(w));
   CheckConv({.x = {1, 4, 7, 7}, .m = 4, .k = {3, 3}, .group = 4, .pads = {1, 1, 1, 1}, .relu = true},
             "depthwise 7x7 plane Relu, no bias");
+  // LeakyRelu on the vectors of each depthwise loop (small plane, padded rows
+  // of a 5x5, then with a residual first).
+  CheckConv({.x = {1, 4, 7, 7}, .m = 4, .k = {3, 3}, .group = 4, .pads = {1, 1, 1, 1}, .bias = true,
+             .leaky = 0.1f},
+            "depthwise 7x7 plane LeakyRelu");
+  CheckConv({.x = {1, 3, 11, 45}, .m = 3, .k = {5, 5}, .group = 3, .pads = {2, 2, 2, 2}, .bias = true,
+             .leaky = 0.2f},
+            "depthwise 5x5 LeakyRelu");
+  CheckConv({.x = {1, 3, 11, 45}, .m = 3, .k = {5, 5}, .group = 3, .pads = {2, 2, 2, 2}, .residual = true,
+             .leaky = 0.2f},
+            "depthwise 5x5 residual then LeakyRelu");
   CheckConv({.x = {1, 3, 9, 12}, .m = 6, .k = {5, 3}, .group = 3, .dilation = {2, 1}, .pads = {3, 0, 1, 2}},
             "depthwise small plane, 5x3 dilated, multiplier 2, asymmetric pads");
   CheckConv({.x = {1, 2, 6, 5}, .m = 2, .k = {3, 3}, .group = 2}, "depthwise small plane, no pads");
@@ -453,18 +470,20 @@ TEST(ConvTransposeOp, ChannelMismatchIsAnError) {
 // Depthwise 3x3 (the direct AVX-512 kernel where the CPU and OPENCANN_ISA allow
 // it, the padded-row loops otherwise) at every width 1..40 and height 1..9:
 // stride 1 and 2, pad 1 (and asymmetric / zero pads), with and without bias,
-// residual and the Relu / ReLU6 epilogue, against the naive loops above.
+// residual and the Relu / ReLU6 / LeakyRelu epilogue, against the naive loops
+// above.
 TEST(ConvOp, Depthwise3x3EdgesAllWidthsAndHeights) {
   for (int64_t stride : {1, 2})
     for (int64_t h = 1; h <= 9; ++h)
       for (int64_t w = 1; w <= 40; ++w) {
-        const int64_t v = (w + h + stride) % 4;
+        const int64_t v = (w + h + stride) % 5;
         ConvSpec s{.x = {1, 3, h, w}, .m = 3, .k = {3, 3}, .group = 3, .stride = {stride, stride},
                    .pads = {1, 1, 1, 1}};
         s.bias = v != 0;
         s.relu = v == 2;
         s.relu6 = v == 3;
         s.residual = v == 3 && w % 2 == 0;
+        s.leaky = v == 4 ? 0.1f : 0.f;
         CheckConv(s, "dw3x3 s" + std::to_string(stride) + " " + std::to_string(h) + "x" + std::to_string(w) +
                          " variant " + std::to_string(v));
         if (HasFailure()) return;
