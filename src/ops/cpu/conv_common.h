@@ -61,6 +61,9 @@ void DepthwiseConv(const ConvGeometry& g, int64_t mg, const float* x, const floa
 // kDepthwiseMaxRing rows); use DepthwiseConv there.
 constexpr int64_t kDepthwiseMaxTaps = 64;
 constexpr int64_t kDepthwiseMaxRing = 64;
+void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
+                         const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch);
+int64_t DepthwiseScratchFloats(const ConvGeometry& g);
 // The activations the depthwise loops apply on their vectors before storing:
 // Relu and Clip clamp to [lo, hi], LeakyRelu scales negatives by lo. Any other
 // activation gives kind kNone here, and the caller runs ApplyActivation after.
@@ -77,9 +80,6 @@ inline FusedClamp FusedClampOf(const Activation& act) {
     default: return {};
   }
 }
-void DepthwiseConvPadded(const ConvGeometry& g, int64_t mg, const float* x, const float* w, const float* bias,
-                         const float* z, float* y, const Activation& act, int64_t c0, int64_t c1, float* scratch);
-int64_t DepthwiseScratchFloats(const ConvGeometry& g);
 // Scatter-adds col rows (output channel, kd, kh, kw) for input positions
 // [p0, p0 + np) into y (one image group, `channels` output channels) - the
 // adjoint of Im2Col, with in/out swapped as ConvTranspose needs.
