@@ -57,6 +57,25 @@ def peak_rss_mb():
     return -1.0
 
 
+def time_engine(load, run, warmup, runs):
+    """The timing loop every engine child shares: `load()` (what it returns is
+    handed to `run`) timed once, then --warmup + --runs calls of `run`, wall and
+    process CPU time; prints the child's JSON report."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    handle = load()
+    load_ms = (time.perf_counter() - t0) * 1e3
+    load_cpu_ms = (time.process_time() - c0) * 1e3
+    ms, cpu_ms = [], []
+    for r in range(warmup + runs):
+        t, c = time.perf_counter(), time.process_time()
+        run(handle)
+        if r >= warmup:
+            ms.append((time.perf_counter() - t) * 1e3)
+            cpu_ms.append((time.process_time() - c) * 1e3)
+    print(json.dumps({"load_ms": load_ms, "load_cpu_ms": load_cpu_ms, "run_ms": ms, "run_cpu_ms": cpu_ms,
+                      "peak_rss_mb": peak_rss_mb()}))
+
+
 def ort_child(model, inputs_npz, threads, warmup, runs):
     """Runs in its own process: times InferenceSession creation and Run."""
     import onnxruntime as ort
@@ -69,19 +88,8 @@ def ort_child(model, inputs_npz, threads, warmup, runs):
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    t0, c0 = time.perf_counter(), time.process_time()
-    sess = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-    load_ms = (time.perf_counter() - t0) * 1e3
-    load_cpu_ms = (time.process_time() - c0) * 1e3
-    ms, cpu_ms = [], []
-    for r in range(warmup + runs):
-        t, c = time.perf_counter(), time.process_time()
-        sess.run(None, feeds)
-        if r >= warmup:
-            ms.append((time.perf_counter() - t) * 1e3)
-            cpu_ms.append((time.process_time() - c) * 1e3)
-    print(json.dumps({"load_ms": load_ms, "load_cpu_ms": load_cpu_ms, "run_ms": ms, "run_cpu_ms": cpu_ms,
-                      "peak_rss_mb": peak_rss_mb()}))
+    time_engine(lambda: ort.InferenceSession(model, so, providers=["CPUExecutionProvider"]),
+                lambda sess: sess.run(None, feeds), warmup, runs)
 
 
 def ov_child(model, inputs_npz, threads, warmup, runs):
@@ -93,20 +101,8 @@ def ov_child(model, inputs_npz, threads, warmup, runs):
     core = ov.Core()
     core.set_property("CPU", {"INFERENCE_NUM_THREADS": threads, "NUM_STREAMS": 1,
                               "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": "f32"})
-    t0, c0 = time.perf_counter(), time.process_time()
-    compiled = core.compile_model(core.read_model(model), "CPU")
-    req = compiled.create_infer_request()
-    load_ms = (time.perf_counter() - t0) * 1e3
-    load_cpu_ms = (time.process_time() - c0) * 1e3
-    ms, cpu_ms = [], []
-    for r in range(warmup + runs):
-        t, c = time.perf_counter(), time.process_time()
-        req.infer(feeds)
-        if r >= warmup:
-            ms.append((time.perf_counter() - t) * 1e3)
-            cpu_ms.append((time.process_time() - c) * 1e3)
-    print(json.dumps({"load_ms": load_ms, "load_cpu_ms": load_cpu_ms, "run_ms": ms, "run_cpu_ms": cpu_ms,
-                      "peak_rss_mb": peak_rss_mb()}))
+    time_engine(lambda: core.compile_model(core.read_model(model), "CPU").create_infer_request(),
+                lambda req: req.infer(feeds), warmup, runs)
 
 
 def have_openvino():
