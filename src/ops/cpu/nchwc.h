@@ -41,6 +41,12 @@ struct ConvShape {
   int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_t = 0, pad_l = 0;
   // Output pixels per work unit along a row (0: the whole row).
   int64_t ow_chunk = 0;
+  // Dense convs: output rows per work unit (0 or 1: one), and input blocks per
+  // pass over a unit (0: all). A unit runs its rows once per chunk of ib_chunk
+  // input blocks, keeping partial sums in the output, so that the chunk's
+  // weights stay in L1 across the unit's tiles instead of streaming from L2
+  // for every tile.
+  int64_t oh_band = 0, ib_chunk = 0;
 
   int64_t InBlocks() const { return (c_in + block - 1) / block; }
   int64_t OutBlocks() const { return (c_out + block - 1) / block; }
@@ -83,9 +89,10 @@ ConvKernelChoice SelectConvKernel(int block);
 ConvKernelChoice ConvKernelAvx512(int block);
 ConvKernelChoice ConvKernelAvx2(int block);
 ConvKernelChoice ConvKernelBaseline(int block);
-// Units of parallel work: (image, output-block group of fb blocks, output row,
-// chunk of ow_chunk pixels) for dense convs, (image, block, row, chunk) for
-// depthwise. Units cost about the same, so an even split over threads balances.
+// Units of parallel work: (image, output-block group of fb blocks, band of
+// oh_band output rows, chunk of ow_chunk pixels) for dense convs, (image,
+// block, row, chunk) for depthwise. Units cost about the same, so an even
+// split over threads balances.
 int64_t ConvWorkUnits(const ConvShape& s, int fb);
 
 // Reorders of images*blocks*rows [begin, end) (units: N * Cb * H).

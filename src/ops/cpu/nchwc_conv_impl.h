@@ -112,9 +112,14 @@ inline Vec<C> Epilogue(const Strides& r, Vec<C> v) {
   return v;
 }
 
+// Where a pass over a chunk of the input blocks stands (template argument M of
+// the dense tiles): the first chunk starts from zero, later ones from the
+// partial sums in y; the last applies bias, residual and activation.
+constexpr int kFirstChunk = 1, kLastChunk = 2, kOnlyChunk = kFirstChunk | kLastChunk;
+
 // FB output blocks x OW pixels. x: input at (block 0, first valid kh, first
 // pixel's first valid kw); w: packed weights at (first output block, ib 0, kh0, kw0).
-template <int C, int FB, int OW, bool BLK>
+template <int C, int FB, int OW, bool BLK, int M>
 inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
                       const float* bias, const float* z, float* y) {
   using V = Vec<C>;
@@ -153,6 +158,16 @@ inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t 
       }
     }
   }
+  // The partial sums are added after the loop: loaded into the accumulators
+  // before it, they made GCC spill 9 of the 24 (half the speed).
+  if constexpr (!(M & kFirstChunk))
+    for (int f = 0; f < FB; ++f)
+      for (int j = 0; j < OW; ++j) acc[f][j] += Load<C>(y + f * r.y_ob + j * C);
+  if constexpr (!(M & kLastChunk)) {
+    for (int f = 0; f < FB; ++f)
+      for (int j = 0; j < OW; ++j) Store<C>(y + f * r.y_ob + j * C, acc[f][j]);
+    return;
+  }
   for (int f = 0; f < FB; ++f) {
     const V b = Load<C>(bias + f * C);
     for (int j = 0; j < OW; ++j) {
@@ -185,21 +200,21 @@ inline void DepthwiseTile(const Strides& r, const float* x, const float* w, int6
 }
 
 // One tile of `count` (< OWMAX) pixels, picked at compile time.
-template <int C, int FB, int OWMAX, bool DW, bool BLK, int K = OWMAX - 1>
+template <int C, int FB, int OWMAX, bool DW, bool BLK, int M, int K = OWMAX - 1>
 inline void RemainderTile(int64_t count, const Strides& r, const float* x, const float* w, int64_t nkh,
                           int64_t nkw, const float* bias, const float* z, float* y) {
   if constexpr (K >= 1) {
     if (count == K) {
       if constexpr (DW) DepthwiseTile<C, K>(r, x, w, nkh, nkw, bias, z, y);
-      else DenseTile<C, FB, K, BLK>(r, x, w, nkh, nkw, bias, z, y);
+      else DenseTile<C, FB, K, BLK, M>(r, x, w, nkh, nkw, bias, z, y);
       return;
     }
-    RemainderTile<C, FB, OWMAX, DW, BLK, K - 1>(count, r, x, w, nkh, nkw, bias, z, y);
+    RemainderTile<C, FB, OWMAX, DW, BLK, M, K - 1>(count, r, x, w, nkh, nkw, bias, z, y);
   }
 }
 
 // One output row: border pixels one by one with clipped kw, the interior in tiles.
-template <int C, int FB, int OWMAX, bool DW, bool BLK>
+template <int C, int FB, int OWMAX, bool DW, bool BLK, int M>
 void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const float* wrow, int64_t nkh,
              const float* bias, const float* z, float* y, int64_t pix_stride, int64_t ow_lo, int64_t ow_hi,
              int64_t ow_begin, int64_t ow_end) {
@@ -215,7 +230,7 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
       if constexpr (DW)
         DepthwiseTile<C, 1>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C);
       else
-        DenseTile<C, FB, 1, BLK>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C);
+        DenseTile<C, FB, 1, BLK, M>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C);
       ++ow;
       continue;
     }
@@ -224,66 +239,91 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
     const float* zp = z ? z + ow * C : nullptr;
     if (count == OWMAX) {
       if constexpr (DW) DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
-      else DenseTile<C, FB, OWMAX, BLK>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+      else DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
     } else {
-      RemainderTile<C, FB, OWMAX, DW, BLK>(count, r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+      RemainderTile<C, FB, OWMAX, DW, BLK, M>(count, r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
     }
     ow += count;
   }
 }
 
 template <int C, int FB, int OWMAX, bool DW, bool BLK>
-void ConvUnits(const ConvArgs& a, const Strides& r, int64_t begin, int64_t end) {
+void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end) {
   const ConvShape& s = *a.shape;
   const int64_t ob_total = s.OutBlocks();
   const int64_t groups = DW ? ob_total : (ob_total + FB - 1) / FB;
   const int64_t pix_stride = BLK || DW ? C : 1;
   const int64_t x_row = s.in_w * pix_stride;
   const int64_t x_img = BLK || DW ? s.InBlocks() * s.in_h * x_row : s.c_in * s.in_h * s.in_w;
-  const int64_t y_img = ob_total * r.y_ob;
+  const int64_t y_img = ob_total * rg.y_ob;
   // Interior: every kw tap inside the row.
   int64_t ow_lo = std::min<int64_t>(s.out_w, (s.pad_l + s.stride_w - 1) / s.stride_w);
   const int64_t last = s.in_w - 1 + s.pad_l - (s.k_w - 1) * s.dil_w;
   int64_t ow_hi = last < 0 ? 0 : std::min<int64_t>(s.out_w, last / s.stride_w + 1);
   if (ow_hi < ow_lo) ow_hi = ow_lo;
-  const bool row_act = r.act != oc::ActivationKind::kNone && r.act != oc::ActivationKind::kRelu &&
-                       r.act != oc::ActivationKind::kClip;
+  const bool row_act = rg.act != oc::ActivationKind::kNone && rg.act != oc::ActivationKind::kRelu &&
+                       rg.act != oc::ActivationKind::kClip;
   const int64_t chunk = s.ow_chunk > 0 ? s.ow_chunk : s.out_w;
   const int64_t chunks = (s.out_w + chunk - 1) / chunk;
+  const int64_t band = DW ? 1 : std::max<int64_t>(1, s.oh_band);
+  const int64_t bands = (s.out_h + band - 1) / band;
+  // Input blocks per pass. Partial sums wait in y between passes, so a
+  // residual Z that shares y's bytes (never the case in a planned graph) gets
+  // one pass.
+  int64_t kc = DW || s.ib_chunk <= 0 ? rg.n_ib : s.ib_chunk;
+  if (a.z && a.z < a.y + s.batch * y_img && a.y < a.z + s.batch * y_img) kc = rg.n_ib;
   for (int64_t u = begin; u < end; ++u) {
-    const int64_t n = u / (groups * s.out_h * chunks);
-    const int64_t g = (u / (s.out_h * chunks)) % groups;
-    const int64_t oh = (u / chunks) % s.out_h;
+    const int64_t n = u / (groups * bands * chunks);
+    const int64_t g = (u / (bands * chunks)) % groups;
+    const int64_t oh_begin = ((u / chunks) % bands) * band, oh_end = std::min(s.out_h, oh_begin + band);
     const int64_t ow_begin = (u % chunks) * chunk, ow_end = std::min(s.out_w, ow_begin + chunk);
-    const int64_t ih0 = oh * s.stride_h - s.pad_t;
-    int64_t kh0 = 0, kh1 = s.k_h;
-    while (kh0 < kh1 && ih0 + kh0 * s.dil_h < 0) ++kh0;
-    while (kh1 > kh0 && ih0 + (kh1 - 1) * s.dil_h >= s.in_h) --kh1;
-    const float* x_n = a.x + n * x_img + (DW ? g * s.in_h * x_row : 0);
-    const float* xrow = kh1 > kh0 ? x_n + (ih0 + kh0 * s.dil_h) * x_row : x_n;
     const int64_t ob0 = DW ? g : g * FB;
-    const float* wrow = a.w + ob0 * r.w_ob + kh0 * r.w_kh;
-    const int64_t y_off = n * y_img + ob0 * r.y_ob + oh * s.out_w * C;
-    const float* z = a.z ? a.z + y_off : nullptr;
-    float* y = a.y + y_off;
+    const float* x_n = a.x + n * x_img + (DW ? g * s.in_h * x_row : 0);
+    const float* w_g = a.w + ob0 * rg.w_ob;
     const float* bias = a.bias + ob0 * C;
     const int64_t nfb = DW ? 1 : std::min<int64_t>(FB, ob_total - ob0);
-    if constexpr (DW) {
-      ConvRow<C, 1, OWMAX, true, BLK>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride, ow_lo, ow_hi,
-                                      ow_begin, ow_end);
-    } else {
-      [&]<int... F>(std::integer_sequence<int, F...>) {
-        ((nfb == F + 1 ? ConvRow<C, F + 1, OWMAX, false, BLK>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride,
-                                                              ow_lo, ow_hi, ow_begin, ow_end)
-                       : void()),
-         ...);
-      }(std::make_integer_sequence<int, FB>{});
+    for (int64_t ib0 = 0; ib0 < rg.n_ib; ib0 += kc) {
+      Strides r = rg;
+      r.n_ib = std::min(kc, rg.n_ib - ib0);
+      const int mode = (ib0 == 0 ? kFirstChunk : 0) | (ib0 + kc >= rg.n_ib ? kLastChunk : 0);
+      for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
+        const int64_t ih0 = oh * s.stride_h - s.pad_t;
+        int64_t kh0 = 0, kh1 = s.k_h;
+        while (kh0 < kh1 && ih0 + kh0 * s.dil_h < 0) ++kh0;
+        while (kh1 > kh0 && ih0 + (kh1 - 1) * s.dil_h >= s.in_h) --kh1;
+        const float* xrow = (kh1 > kh0 ? x_n + (ih0 + kh0 * s.dil_h) * x_row : x_n) + ib0 * r.x_ib;
+        const float* wrow = w_g + ib0 * r.w_ib + kh0 * r.w_kh;
+        const int64_t y_off = n * y_img + ob0 * r.y_ob + oh * s.out_w * C;
+        const float* z = a.z ? a.z + y_off : nullptr;
+        float* y = a.y + y_off;
+        if constexpr (DW) {
+          ConvRow<C, 1, OWMAX, true, BLK, kOnlyChunk>(s, r, xrow, wrow, kh1 - kh0, bias, z, y, pix_stride, ow_lo,
+                                                     ow_hi, ow_begin, ow_end);
+        } else {
+          [&]<int... F>(std::integer_sequence<int, F...>) {
+            auto run = [&]<int M>() {
+              ((nfb == F + 1 ? ConvRow<C, F + 1, OWMAX, false, BLK, M>(s, r, xrow, wrow, kh1 - kh0, bias, z, y,
+                                                                      pix_stride, ow_lo, ow_hi, ow_begin, ow_end)
+                             : void()),
+               ...);
+            };
+            switch (mode) {
+              case kOnlyChunk: run.template operator()<kOnlyChunk>(); break;
+              case kFirstChunk: run.template operator()<kFirstChunk>(); break;
+              case kLastChunk: run.template operator()<kLastChunk>(); break;
+              default: run.template operator()<0>(); break;
+            }
+          }(std::make_integer_sequence<int, FB>{});
+        }
+      }
     }
     if (row_act)
-      for (int64_t f = 0; f < nfb; ++f) {
-        oc::Activation act{r.act, r.lo, r.hi};
-        oc::ApplyActivation(act, y + f * r.y_ob + ow_begin * C, (ow_end - ow_begin) * C);
-      }
+      for (int64_t oh = oh_begin; oh < oh_end; ++oh)
+        for (int64_t f = 0; f < nfb; ++f) {
+          oc::Activation act{rg.act, rg.lo, rg.hi};
+          oc::ApplyActivation(act, a.y + n * y_img + (ob0 + f) * rg.y_ob + (oh * s.out_w + ow_begin) * C,
+                              (ow_end - ow_begin) * C);
+        }
   }
 }
 

@@ -56,7 +56,8 @@ void UnpackConvWeights(const ConvShape& s, const float* packed, float* w) {
 int64_t ConvWorkUnits(const ConvShape& s, int fb) {
   const int64_t groups = s.depthwise ? s.OutBlocks() : (s.OutBlocks() + fb - 1) / fb;
   const int64_t chunks = s.ow_chunk > 0 ? (s.out_w + s.ow_chunk - 1) / s.ow_chunk : 1;
-  return s.batch * groups * s.out_h * chunks;
+  const int64_t band = s.depthwise ? 1 : std::max<int64_t>(1, s.oh_band);
+  return s.batch * groups * ((s.out_h + band - 1) / band) * chunks;
 }
 
 ConvKernelChoice SelectConvKernel(int block) {

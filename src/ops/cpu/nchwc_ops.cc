@@ -22,6 +22,9 @@ constexpr int64_t kMinParallelWork = 1 << 15;
 // Work units a conv is cut into at least (where its rows allow): enough for an
 // even split over 2..8 threads.
 constexpr int64_t kMinUnits = 16;
+// Weights of one pass over a chunk of input blocks (ConvShape::ib_chunk): what
+// stays in a 32-48 KiB L1 next to the input and the partial sums.
+constexpr int64_t kL1WeightBytes = 32 << 10;
 
 Expected<int> BlockOf(const Node& node) {
   const int64_t block = node.GetInt("block", 0);
@@ -228,6 +231,21 @@ class NchwcConvKernel final : public Kernel {
     if (one_by_one) {
       s_.in_w = s_.out_w = s_.in_h * s_.in_w;
       s_.in_h = s_.out_h = 1;
+    }
+    // Dense convs whose weights outgrow L1 run in passes over chunks of the
+    // input blocks, each over a band of rows (see ConvShape::ib_chunk): the
+    // chunk's weights are then read from L2 once per band instead of once per
+    // tile. Bands are as tall as an even split over the threads allows.
+    if (!s_.depthwise && !s_.nchw_input) {
+      const int64_t block_bytes = s_.k_h * s_.k_w * block * kernel_.fb * block * int64_t{sizeof(float)};
+      const int64_t kc = std::max<int64_t>(1, kL1WeightBytes / block_bytes);
+      if (kc < s_.InBlocks()) {
+        s_.ib_chunk = kc;
+        const int64_t groups = s_.batch * ((s_.OutBlocks() + kernel_.fb - 1) / kernel_.fb);
+        const int64_t want = init.max_threads > 1 ? 4 * int64_t{init.max_threads} : 1;
+        const int64_t bands = std::min(s_.out_h, (want + groups - 1) / groups);
+        s_.oh_band = (s_.out_h + bands - 1) / bands;
+      }
     }
     // Rows split into chunks (whole 6-pixel tiles) where there are too few
     // units for an even split over threads.

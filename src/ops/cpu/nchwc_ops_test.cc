@@ -151,10 +151,13 @@ nchwc::ConvShape ShapeOf(const Case& s, int block) {
   return cs;
 }
 
-void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int64_t ow_chunk) {
+void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int64_t ow_chunk, int64_t ib_chunk = 0,
+                int64_t oh_band = 0) {
   const Data d = MakeData(s, 7);
   nchwc::ConvShape cs = ShapeOf(s, block);
   cs.ow_chunk = ow_chunk;
+  cs.ib_chunk = ib_chunk;
+  cs.oh_band = oh_band;
   std::vector<float> packed(cs.PackedWeightFloats());
   nchwc::PackConvWeights(cs, d.w.data(), packed.data());
   std::vector<float> unpacked(d.w.size());
@@ -173,8 +176,9 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int6
   k.run(a, 0, units / 3);
   k.run(a, units / 3, units);
   ExpectClose(Unblock(yb, s.n, s.m, s.OutH(), s.OutW(), block), d.want,
-              std::string(k.isa) + " c=" + std::to_string(block) + " chunk " + std::to_string(ow_chunk) + " " +
-                  s.Name(), 1e-4f);
+              std::string(k.isa) + " c=" + std::to_string(block) + " chunk " + std::to_string(ow_chunk) +
+                  " ib_chunk " + std::to_string(ib_chunk) + " band " + std::to_string(oh_band) + " " + s.Name(),
+              1e-4f);
 }
 
 TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
@@ -185,8 +189,14 @@ TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
     if (isa == Isa::kAvx512) builds.push_back(nchwc::ConvKernelAvx512(block));
     for (const auto& k : builds) {
       ASSERT_NE(k.run, nullptr);
-      for (const Case& s : Cases())
+      for (const Case& s : Cases()) {
         for (int64_t chunk : {0, 5}) CheckBuild(k, s, block, chunk);
+        // Passes over chunks of input blocks (partial sums in the output)
+        // over bands of rows; a band taller than the output; one row per band.
+        CheckBuild(k, s, block, 0, 1, 3);
+        CheckBuild(k, s, block, 5, 2, 100);
+        CheckBuild(k, s, block, 0, 3, 1);
+      }
     }
   }
 }
