@@ -118,6 +118,10 @@ struct PoolShape {
 };
 // Units: N * Cb * out_h.
 void Pool(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
+// Per-ISA builds of Pool (both block sizes); Pool calls them when SelectedIsa() allows.
+void PoolAvx512(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
+void PoolAvx2(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
+void PoolBaseline(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
 // Mean over hw floats-vectors of each of [begin, end) image blocks.
 void GlobalAveragePool(const float* x, float* y, int64_t hw, int block, int64_t begin, int64_t end);
 

@@ -393,6 +393,24 @@ TEST(NchwcPool, MatchesNaivePools) {
       ASSERT_TRUE(y.ok()) << y.status().ToString();
       ExpectClose(Unblock(*y, n, ch, oh, ow, block), want, std::string(p.max ? "max" : "avg") + " c=" +
                   std::to_string(block), 1e-5f);
+      // Every ISA build the CPU runs, on two uneven halves of the rows.
+      nchwc::PoolShape ps;
+      ps.block = block, ps.max = p.max, ps.count_include_pad = p.include_pad;
+      ps.batch = n, ps.blocks = (ch + block - 1) / block, ps.in_h = p.h, ps.in_w = p.w, ps.out_h = oh, ps.out_w = ow;
+      ps.k_h = p.kh, ps.k_w = p.kw, ps.stride_h = ps.stride_w = p.s;
+      ps.pad_t = p.pt, ps.pad_l = p.pl, ps.pad_b = p.pb, ps.pad_r = p.pr;
+      std::vector<std::pair<const char*, decltype(&nchwc::Pool)>> builds = {{"baseline", nchwc::PoolBaseline}};
+      if (SelectedIsa() == Isa::kAvx2 || SelectedIsa() == Isa::kAvx512) builds.push_back({"avx2", nchwc::PoolAvx2});
+      if (SelectedIsa() == Isa::kAvx512) builds.push_back({"avx512", nchwc::PoolAvx512});
+      const std::vector<float> xb = Block(x, n, ch, p.h, p.w, block);
+      const int64_t units = n * ps.blocks * oh;
+      for (const auto& [name, fn] : builds) {
+        std::vector<float> yb(units * ow * block, std::nanf(""));
+        fn(ps, xb.data(), yb.data(), 0, units / 3);
+        fn(ps, xb.data(), yb.data(), units / 3, units);
+        ExpectClose(Unblock(yb, n, ch, oh, ow, block), want,
+                    std::string(name) + (p.max ? " max" : " avg") + " c=" + std::to_string(block), 1e-5f);
+      }
     }
 }
 
