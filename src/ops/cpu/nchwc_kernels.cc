@@ -1,6 +1,6 @@
-// Baseline builds of the NCHWc kernels: the conv for CPUs without AVX2 (and
-// the dispatch to the ISA builds), weight packing, reorders and pools. The
-// reorders and pools are memory-bound, so one portable build serves all ISAs.
+// Baseline builds of the NCHWc kernels: the conv and pools for CPUs without
+// AVX2 (and the dispatch to the ISA builds), weight packing, reorders and the
+// global average pool (block 16 reorders have an AVX-512 build).
 #include <algorithm>
 #include <cfloat>
 
