@@ -389,6 +389,9 @@ SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_
   nc_ = RoundUp(uk.nc, uk.nr);
   const int64_t kc = std::max<int64_t>(1, std::min(kc_, max_k));
   a_buf_ = RoundUp(std::min(mc_, RoundUp(std::max<int64_t>(max_m, 1), uk.mr)), uk.mr) * kc;
+  // Room for the two re-split edge panels (RunTask), after the A block.
+  a_edge_ = RoundUp(a_buf_, 16);
+  if (max_m > uk.mr) a_buf_ = a_edge_ + 2 * uk.mr * kc;
   b_buf_ = RoundUp(std::min(nc_, RoundUp(std::max<int64_t>(max_n, 1), uk.nr)), uk.nr) * kc;
   // Keep each thread's buffers on their own cache lines.
   a_buf_ = RoundUp(a_buf_, 16);
@@ -475,6 +478,7 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
       const bool last = pc + kc >= K;
       for (int64_t ic = m0; ic < m1; ic += mc_) {
         const int64_t mc = std::min(mc_, m1 - ic);
+        const int64_t panels = (mc + mr - 1) / mr, rem = mc % mr;
         const float* ablock;
         int64_t a_panel_stride;
         if (g.packed_a) {
@@ -486,6 +490,37 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
           ablock = abuf;
           a_panel_stride = kc * mr;
         }
+        // A few rows past the last full panel (M = 128 = 9*14 + 2) make a
+        // tile that costs over half a full one (its few accumulator chains
+        // wait on FMA latency, and its B comes back from L2): the last full
+        // panel and those rows are re-split into two tiles of nearly equal
+        // rows (8 + 8), copied into two panels of the same layout.
+        const bool resplit = panels >= 2 && rem > 0 && rem <= mr / 2;
+        const int64_t split_rows = (mr + rem + 1) / 2;  // rows of the first of the two
+        float* const edge = abuf + a_edge_;
+        if (resplit) {
+          const float* p0 = ablock + (panels - 2) * a_panel_stride;
+          const float* p1 = ablock + (panels - 1) * a_panel_stride;
+          for (int64_t p = 0; p < kc; ++p) {
+            const float* s0 = p0 + p * mr;
+            const float* s1 = p1 + p * mr;
+            float* d0 = edge + p * mr;
+            float* d1 = edge + (kc + p) * mr;
+            for (int64_t i = 0; i < split_rows; ++i) d0[i] = s0[i];
+            for (int64_t i = split_rows; i < mr; ++i) d1[i - split_rows] = s0[i];
+            for (int64_t i = 0; i < rem; ++i) d1[mr - split_rows + i] = s1[i];
+          }
+        }
+        // Tile t of the block: first row, rows, packed A.
+        struct RowTile {
+          int64_t row, rows;
+          const float* a;
+        };
+        auto row_tile = [&](int64_t t) -> RowTile {
+          if (resplit && t == panels - 2) return {t * mr, split_rows, edge};
+          if (resplit && t == panels - 1) return {t * mr - mr + split_rows, mr + rem - split_rows, edge + kc * mr};
+          return {t * mr, std::min<int64_t>(mr, mc - t * mr), ablock + t * a_panel_stride};
+        };
         for (int64_t jr = 0; jr < nc; jr += nr) {
           const int64_t n = std::min<int64_t>(nr, nc - jr);
           const float* bp = direct_b ? bblock + jr : bblock + (jr / nr) * b_panel_stride;
@@ -500,16 +535,21 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
             else if (g.packed_b && pc + kc < K) b_after = g.packed_b + (jc / nr) * K * nr + (pc + kc) * nr;
             else if (g.packed_b && jc + nc < n1) b_after = g.packed_b + ((jc + nc) / nr) * K * nr;
           }
-          for (int64_t ir = 0; ir < mc; ir += mr) {
-            const int64_t m = std::min<int64_t>(mr, mc - ir);
+          for (int64_t t = 0; t < panels; ++t) {
+            const RowTile tile = row_tile(t);
+            const int64_t ir = tile.row, m = tile.rows;
             const int64_t row0 = ic + ir, col0 = jc + jr;
             float* c = at(row0, col0);
             // The next tile's C into L2 one micro-kernel call ahead (its
             // latency from L3 or memory is far longer than the kernel's final
             // steps, where the kernel pulls its own tile into L1).
-            if (ir + mr < mc) prefetch_tile(row0 + mr, col0, std::min<int64_t>(mr, mc - ir - mr), n);
-            else if (jr + nr < nc) prefetch_tile(ic, col0 + nr, std::min<int64_t>(mr, mc), std::min<int64_t>(nr, nc - jr - nr));
-            const float* ap = ablock + (ir / mr) * a_panel_stride;
+            if (t + 1 < panels) {
+              const RowTile next = row_tile(t + 1);
+              prefetch_tile(ic + next.row, col0, next.rows, n);
+            } else if (jr + nr < nc) {
+              prefetch_tile(ic, col0 + nr, row_tile(0).rows, std::min<int64_t>(nr, nc - jr - nr));
+            }
+            const float* ap = tile.a;
             if (tc) {
               if (trans_fn) {
                 trans_fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta,
@@ -539,9 +579,9 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
             }
             const float* b_next = nullptr;
             int64_t b_next_lines = 0;
-            if (b_after && ir > 0) {
-              const int64_t lines = kc * nr / 16, tiles = (mc + mr - 1) / mr - 1;
-              const int64_t chunk = (lines + tiles - 1) / tiles, first = (ir / mr - 1) * chunk;
+            if (b_after && t > 0) {
+              const int64_t lines = kc * nr / 16, tiles = panels - 1;
+              const int64_t chunk = (lines + tiles - 1) / tiles, first = (t - 1) * chunk;
               b_next = b_after + first * 16;
               b_next_lines = std::max<int64_t>(0, std::min(chunk, lines - first));
             }

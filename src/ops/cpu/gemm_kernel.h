@@ -274,6 +274,7 @@ class SgemmPlan {
   int64_t kc_ = 0, mc_ = 0, nc_ = 0;
   int max_threads_ = 1;
   int64_t a_buf_ = 0, b_buf_ = 0;  // floats per thread
+  int64_t a_edge_ = 0;             // offset in the A buffer of the two rebalanced edge panels
   int64_t shared_b_ = 0;           // floats of the B that M-split threads pack together (0: off)
   std::unique_ptr<float[], void (*)(float*)> buffers_{nullptr, nullptr};
   std::unique_ptr<std::mutex> mu_ = std::make_unique<std::mutex>();

@@ -655,6 +655,21 @@ TEST(GemmDriver, FewRowsShortKEveryEpilogue) {
             }
 }
 
+TEST(GemmDriver, EveryRowRemainderAcrossPanels) {
+  // M = q*MR + r for every r: a few rows past the last full panel are re-split
+  // with that panel into two tiles of nearly equal rows (copied panels).
+  ThreadPool pool(2);
+  for (const GemmUkernel* uk : RunnableUkernels())
+    for (int64_t q : {1, 3})
+      for (int64_t r = 0; r < uk->mr; ++r)
+        for (bool prepack : {false, true}) {
+          const int64_t m = q * uk->mr + r;
+          RunCase(*uk, {m, uk->nr + 3, uk->kc + 5, false, false, 1.f, 0.5f}, prepack ? &pool : nullptr, prepack,
+                  prepack);
+          RunCase(*uk, {m, 2 * uk->nr + 1, 19, true, true, 0.5f, 0.f}, &pool, false, false);
+        }
+}
+
 TEST(GemmDriver, PrepackedBEveryBlockBoundaryWithEpilogues) {
   // Pre-packed B over more than one row block (MC), K block (KC) and column
   // block (NC): the driver hands each tile the next B panel to prefetch,
