@@ -131,6 +131,13 @@ CASES = {
                                        attrs={"value": numpy_helper.from_array(np.array([1.5], np.float32))}),
     "range": lambda: single("Range", [], [("a", np.int64(2)), ("b", np.int64(20)), ("d", np.int64(3))]),
     "trilu_lower": lambda: single("Trilu", [("x", f32(2, 5, 6))], [("k", np.int64(1))], attrs={"upper": 0}, opset=14),
+    # Integer sums past the type's range wrap (two's complement), as onnxruntime's do.
+    "cumsum_int32_wraps": lambda: single(
+        "CumSum", [("x", np.array([[2**31 - 10, 7, 5, -3], [-2**31 + 4, -9, 2**31 - 1, 2**31 - 1]], np.int32))],
+        [("axis", np.int32(1))]),
+    "cumsum_int64_wraps_reverse": lambda: single(
+        "CumSum", [("x", np.array([2**63 - 1, 2**62, 2**62, -5], np.int64))], [("axis", np.int64(0))],
+        attrs={"reverse": 1, "exclusive": 1}),
     "resize_nearest": lambda: single("Resize", [("x", f32(1, 2, 3, 4))],
                                      [("roi", np.array([], np.float32)), ("sc", np.array([1, 1, 2, 2], np.float32))],
                                      attrs={"mode": "nearest"}),

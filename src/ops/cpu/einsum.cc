@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/cpu/wrap_arith.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -166,14 +167,11 @@ Status InferEinsum(Node& node) {
   return Status::Ok();
 }
 
-// Integer products and sums wrap (computed unsigned, so no signed overflow).
+// Integer products and sums wrap (computed in WrapU, so no signed overflow).
 template <typename T, bool = std::is_integral_v<T>>
 struct EinsumAcc { using type = T; };
 template <typename T>
-struct EinsumAcc<T, true> {
-  // 8/16-bit types would promote to int, where uint16 * uint16 can overflow.
-  using type = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-};
+struct EinsumAcc<T, true> { using type = WrapU<T>; };
 
 template <typename T>
 class EinsumKernel final : public Kernel {

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "ops/cpu/elementwise_common.h"
+#include "ops/cpu/wrap_arith.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -23,19 +24,7 @@ namespace {
 // ---- Accumulation policies --------------------------------------------------------
 // step(acc, x, shift), combine(a, b) for lane merging, finish(acc, count, shift).
 
-// Integer sums and products wrap (computed unsigned: no signed overflow).
-template <typename T>
-using WrapU = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-template <typename T>
-T WrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(WrapU<T>(a) + WrapU<T>(b));
-  else return static_cast<T>(a + b);
-}
-template <typename T>
-T WrapMul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(WrapU<T>(a) * WrapU<T>(b));
-  else return static_cast<T>(a * b);
-}
+// Integer sums and products wrap (WrapAdd / WrapMul: no signed overflow).
 
 template <typename T>
 struct SumP {
@@ -79,6 +68,8 @@ template <typename T>
 struct L1P : SumP<T> {
   static T step(T a, T x, T) {
     if constexpr (std::is_unsigned_v<T>) return WrapAdd(a, x);
+    else if constexpr (std::is_integral_v<T>)
+      return WrapAdd(a, x < T(0) ? static_cast<T>(WrapU<T>(0) - WrapU<T>(x)) : x);  // |INT_MIN| wraps too
     else return WrapAdd(a, x < T(0) ? static_cast<T>(T(0) - x) : x);
   }
 };

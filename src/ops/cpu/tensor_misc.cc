@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ops/cpu/tensor_util.h"
+#include "ops/cpu/wrap_arith.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -24,18 +25,6 @@ Status InferLikeInput0(Node& node) {
 
 using CumProdFn = void (*)(const void* x, void* y, int64_t outer, int64_t len, int64_t inner, bool exclusive,
                            bool reverse, ThreadPool* pool);
-
-// Integer products wrap (two's complement) rather than overflow into undefined behaviour.
-template <typename T>
-T Mul(T a, T b) {
-  if constexpr (std::is_integral_v<T>) {
-    // Narrow types would promote to (signed) int; multiply in at least unsigned int.
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-  } else {
-    return a * b;
-  }
-}
 
 template <typename T>
 void CumProdTyped(const void* xv, void* yv, int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse,
@@ -55,7 +44,7 @@ void CumProdTyped(const void* xv, void* yv, int64_t outer, int64_t len, int64_t 
         } else {
           const T* yp = ys + prev * inner;
           const T* xr = xs + (exclusive ? prev : a) * inner;
-          for (int64_t i = 0; i < inner; ++i) yr[i] = Mul(yp[i], xr[i]);
+          for (int64_t i = 0; i < inner; ++i) yr[i] = WrapMul(yp[i], xr[i]);  // integers wrap
         }
       }
     }

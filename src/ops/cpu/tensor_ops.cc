@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "ops/cpu/tensor_util.h"
+#include "ops/cpu/wrap_arith.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -195,7 +196,7 @@ void CumSumTyped(const void* xv, void* yv, int64_t outer, int64_t len, int64_t i
         } else {
           const T* yp = ys + prev * inner;
           const T* xr = xs + (exclusive ? prev : a) * inner;
-          for (int64_t i = 0; i < inner; ++i) yr[i] = static_cast<T>(yp[i] + xr[i]);
+          for (int64_t i = 0; i < inner; ++i) yr[i] = WrapAdd(yp[i], xr[i]);  // integers wrap
         }
       }
     }
