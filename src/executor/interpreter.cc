@@ -232,6 +232,7 @@ Expected<std::shared_ptr<CachedKernel>> Specialise(const Node& node, const OpDef
     entry->values.push_back(std::move(v));
   }
   OC_RETURN_IF_ERROR(def.infer(spec));
+  OC_RETURN_IF_ERROR(CheckOutputSizes(spec));
   bool need_kernel = false;
   for (const Value* o : spec.outputs) {
     if (!o) continue;

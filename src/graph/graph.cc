@@ -59,13 +59,29 @@ bool Value::IsStatic() const {
 int64_t Value::NumElements() const {
   if (!IsStatic()) return -1;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n)) return -1;
   return n;
 }
 
 int64_t Value::ByteSize() const {
   int64_t n = NumElements();
-  return n < 0 ? -1 : DataTypeByteSize(dtype, n);
+  // Whole bytes per element bound the size from above (sub-byte types pack).
+  int64_t bound = 0;
+  if (n < 0 || __builtin_mul_overflow(n, std::max(DataTypeBits(dtype) / 8, 1), &bound)) return -1;
+  return DataTypeByteSize(dtype, n);
+}
+
+bool Value::SizeOverflows() const {
+  return IsStatic() && (NumElements() < 0 || (DataTypeBits(dtype) > 0 && ByteSize() < 0));
+}
+
+Status CheckOutputSizes(const Node& node) {
+  for (const Value* o : node.outputs)
+    if (o && o->SizeOverflows())
+      return InvalidArgument(node.Describe(), ": output '", o->name, "' would have shape ", o->ShapeString(),
+                             ", more elements or bytes than 64 bits can count");
+  return Status::Ok();
 }
 
 std::string Value::ShapeString() const {

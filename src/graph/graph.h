@@ -85,8 +85,13 @@ struct Value {
 
   bool IsConstant() const { return constant.has_value(); }
   bool IsStatic() const;           // rank and every dim known
-  int64_t NumElements() const;     // -1 unless static
-  int64_t ByteSize() const;        // -1 unless static
+  // -1 unless static, and also when the count does not fit int64 (no UB on
+  // absurd dims: SizeOverflows tells that case apart).
+  int64_t NumElements() const;
+  int64_t ByteSize() const;
+  // Every dim known, but the element or byte count does not fit int64: a shape
+  // from a file, a flag or an inference that no tensor can have.
+  bool SizeOverflows() const;
   std::string ShapeString() const; // "[1,3,N,224]"
 };
 
@@ -207,5 +212,10 @@ class Graph {
   std::map<std::string, Value*> by_name_;
   int64_t name_counter_ = 0;
 };
+
+// Error naming the node and the output when an output's dims are all known
+// but too large to count (Value::SizeOverflows): shape inference runs this
+// after each node, so absurd dims in a model or its inputs stop there.
+Status CheckOutputSizes(const Node& node);
 
 }  // namespace oc

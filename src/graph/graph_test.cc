@@ -5,6 +5,32 @@
 namespace oc {
 namespace {
 
+// Counts that do not fit int64 are -1 (no signed-overflow UB) and reported
+// by SizeOverflows; unknown dims are not an overflow.
+TEST(GraphTest, SizesOfAbsurdShapesOverflowCleanly) {
+  Value v;
+  v.dtype = DataType::kFloat32;
+  v.has_shape = true;
+  v.shape = {3, 5};
+  EXPECT_EQ(v.NumElements(), 15);
+  EXPECT_EQ(v.ByteSize(), 60);
+  EXPECT_FALSE(v.SizeOverflows());
+  v.shape = {int64_t{1} << 40, int64_t{1} << 40};  // 2^80 elements
+  EXPECT_EQ(v.NumElements(), -1);
+  EXPECT_EQ(v.ByteSize(), -1);
+  EXPECT_TRUE(v.SizeOverflows());
+  v.shape = {int64_t{1} << 62};  // the count fits, 4 bytes each do not
+  EXPECT_EQ(v.NumElements(), int64_t{1} << 62);
+  EXPECT_EQ(v.ByteSize(), -1);
+  EXPECT_TRUE(v.SizeOverflows());
+  v.shape = {0, int64_t{1} << 62, int64_t{1} << 62};  // empty
+  EXPECT_EQ(v.NumElements(), 0);
+  EXPECT_FALSE(v.SizeOverflows());
+  v.shape = {-1, int64_t{1} << 62, int64_t{1} << 62};
+  EXPECT_EQ(v.NumElements(), -1);
+  EXPECT_FALSE(v.SizeOverflows());
+}
+
 TEST(GraphTest, TopologicalSortOrdersProducersFirst) {
   Graph g;
   Value* x = g.AddValue("x");

@@ -42,6 +42,9 @@ Status CheckGraphInputs(const Graph& graph, bool allow_dynamic) {
     if (!IsKnownDataType(static_cast<int32_t>(v->dtype)))
       return NotSupported("graph input '", v->name, "' has element type ", DataTypeName(v->dtype),
                           ", which is not supported");
+    if (v->SizeOverflows())
+      return InvalidArgument("graph input '", v->name, "' has shape ", v->ShapeString(),
+                             ": more elements or bytes than 64 bits can count");
     if (allow_dynamic && v->has_shape) continue;
     if (!v->IsStatic())
       return NotSupported("graph input '", v->name, "' has shape ", v->ShapeString(),
@@ -197,7 +200,9 @@ Status RunShapeInference(Graph& graph, const CompileOptions& options) {
       // (A sequence or optional has no rank of its own; the ops that take them
       // read only their kind and element type.)
       for (const Value* in : node.inputs) ranked &= !in || in->has_shape || in->kind != ValueKind::kTensor;
-      ForgetDims(node, ranked && def->infer(node).ok());
+      const bool inferred = ranked && def->infer(node).ok();
+      if (inferred) OC_RETURN_IF_ERROR(CheckOutputSizes(node));
+      ForgetDims(node, inferred);
       continue;
     }
     Status inferred = def->infer(node);
@@ -208,6 +213,7 @@ Status RunShapeInference(Graph& graph, const CompileOptions& options) {
       continue;
     }
     OC_RETURN_IF_ERROR(inferred);
+    OC_RETURN_IF_ERROR(CheckOutputSizes(node));
     if (ShouldFoldDuringSweep(node, *def)) OC_RETURN_IF_ERROR(EvaluateIntoConstants(node));
   }
   if (options.allow_dynamic) {

@@ -49,6 +49,36 @@ TEST(PassShapeInference, RejectsDynamicGraphInputNamingIt) {
   EXPECT_NE(st.message().find("--input_shape"), std::string::npos) << st.message();
 }
 
+// Shapes too large to count stop at the graph input (from --input_shape, say)
+// or at the node whose inference makes one (from a constant shape here).
+TEST(PassShapeInference, RejectsShapesTooLargeToCountNamingWhere) {
+  {
+    Graph g;
+    g.opset_imports[""] = 17;
+    Value* x = Tensor(g, "x", {int64_t{1} << 62});  // 2^64 bytes of float32
+    Value* y = g.AddValue("y");
+    g.inputs = {x};
+    g.AddNode("Identity", "i", {x}, {y});
+    g.outputs = {y};
+    Status st = RunShapeInference(g, {});
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("'x'"), std::string::npos) << st.message();
+    EXPECT_NE(st.message().find("64 bits"), std::string::npos) << st.message();
+  }
+  Graph g;
+  g.opset_imports[""] = 17;
+  Value* x = Tensor(g, "x", {1});
+  Value* shape = Const<int64_t>(g, "shape", {3}, {int64_t{1} << 31, int64_t{1} << 31, int64_t{1} << 31});
+  Value* y = g.AddValue("y");
+  g.inputs = {x};
+  g.AddNode("Expand", "expand", {x, shape}, {y});
+  g.outputs = {y};
+  Status st = RunShapeInference(g, {});
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("expand"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("64 bits"), std::string::npos) << st.message();
+}
+
 TEST(PassShapeInference, RejectsInputWithoutElementType) {
   Graph g;
   g.opset_imports[""] = 17;

@@ -231,6 +231,8 @@ class GraphBuilder {
         v->dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : std::string());
       }
     }
+    if (v->SizeOverflows())
+      return InvalidFile(what, ": shape ", v->ShapeString(), " has more elements or bytes than 64 bits can count");
     return Status::Ok();
   }
 

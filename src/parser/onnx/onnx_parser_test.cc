@@ -122,6 +122,17 @@ TEST(OnnxParser, ParsesIdentityModel) {
   EXPECT_EQ(graph.producer_name, "oc-test");
 }
 
+TEST(OnnxParser, DeclaredShapeTooLargeToCountIsAnError) {
+  onnx::ModelProto m = MakeModel();
+  AddInput(m, "x", {"1099511627776", "1099511627776"});  // 2^40 x 2^40
+  AddNode(m, "Identity", {"x"}, {"y"}, "id");
+  AddOutput(m, "y");
+  auto g = Parse(m);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("'x'"), std::string::npos) << g.status().message();
+  EXPECT_NE(g.status().message().find("64 bits"), std::string::npos) << g.status().message();
+}
+
 TEST(OnnxParser, InitializerListedAsInputBecomesConstant) {
   onnx::ModelProto m = MakeModel();
   AddInput(m, "x", {"2"});
