@@ -52,10 +52,13 @@ inline void Store(float* p, Vec<C> v) {
 // to scalar code, so wide vectors are split into native-width pieces first.
 #if defined(__AVX512F__)
 constexpr int kNativeLanes = 16;
+constexpr bool kWideRegisterFile = true;  // 32 vector registers
 #elif defined(__AVX__)
 constexpr int kNativeLanes = 8;
+constexpr bool kWideRegisterFile = false;
 #else
 constexpr int kNativeLanes = 4;
+constexpr bool kWideRegisterFile = false;
 #endif
 
 template <int C, bool kMax>
@@ -199,6 +202,35 @@ inline void DepthwiseTile(const Strides& r, const float* x, const float* w, int6
   }
 }
 
+// Depthwise 3-wide taps without dilation, stride SW: each input vector of a
+// kernel row is loaded once and used by every tap that reads it (the generic
+// tile reloads it per tap: 3 * OW loads per kernel row instead of
+// SW * (OW - 1) + 3).
+template <int C, int OW, int SW>
+inline void DepthwiseTile3(const Strides& r, const float* x, const float* w, int64_t nkh, const float* bias,
+                           const float* z, float* y) {
+  using V = Vec<C>;
+  constexpr int kIn = SW * (OW - 1) + 3;
+  V acc[OW];
+  for (int j = 0; j < OW; ++j) acc[j] = V{};
+  for (int64_t kh = 0; kh < nkh; ++kh) {
+    const float* xp = x + kh * r.x_kh;
+    const float* wp = w + kh * r.w_kh;
+    V in[kIn];
+    for (int i = 0; i < kIn; ++i) in[i] = Load<C>(xp + i * C);
+    for (int kw = 0; kw < 3; ++kw) {
+      const V wv = Load<C>(wp + kw * C);
+      for (int j = 0; j < OW; ++j) acc[j] += in[j * SW + kw] * wv;
+    }
+  }
+  const V b = Load<C>(bias);
+  for (int j = 0; j < OW; ++j) {
+    V v = acc[j] + b;
+    if (z) v += Load<C>(z + j * C);
+    Store<C>(y + j * C, Epilogue<C>(r, v));
+  }
+}
+
 // One tile of `count` (< OWMAX) pixels, picked at compile time.
 template <int C, int FB, int OWMAX, bool DW, bool BLK, int M, int K = OWMAX - 1>
 inline void RemainderTile(int64_t count, const Strides& r, const float* x, const float* w, int64_t nkh,
@@ -219,6 +251,12 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
              const float* bias, const float* z, float* y, int64_t pix_stride, int64_t ow_lo, int64_t ow_hi,
              int64_t ow_begin, int64_t ow_end) {
   const int64_t w_kw = DW ? C : (BLK ? C : r.cib) * C;
+  // Depthwise full tiles with 3 taps per row, no dilation: the stride (1 or 2)
+  // for DepthwiseTile3, else 0. Only where 32 vector registers hold its
+  // up to 13 input vectors next to the accumulators (AVX-512 builds).
+  const int dw3 = kWideRegisterFile && DW && s.k_w == 3 && s.dil_w == 1 && (s.stride_w == 1 || s.stride_w == 2)
+                      ? int(s.stride_w)
+                      : 0;
   for (int64_t ow = ow_begin; ow < ow_end;) {
     const int64_t iw0 = ow * s.stride_w - s.pad_l;
     if (ow < ow_lo || ow >= ow_hi) {
@@ -238,7 +276,11 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
     const float* xp = xrow + iw0 * pix_stride;
     const float* zp = z ? z + ow * C : nullptr;
     if (count == OWMAX) {
-      if constexpr (DW) DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+      if constexpr (DW) {
+        if (dw3 == 1) DepthwiseTile3<C, OWMAX, 1>(r, xp, wrow, nkh, bias, zp, y + ow * C);
+        else if (dw3 == 2) DepthwiseTile3<C, OWMAX, 2>(r, xp, wrow, nkh, bias, zp, y + ow * C);
+        else DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+      }
       else DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
     } else {
       RemainderTile<C, FB, OWMAX, DW, BLK, M>(count, r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
