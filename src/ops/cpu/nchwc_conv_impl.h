@@ -280,8 +280,9 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
         if (dw3 == 1) DepthwiseTile3<C, OWMAX, 1>(r, xp, wrow, nkh, bias, zp, y + ow * C);
         else if (dw3 == 2) DepthwiseTile3<C, OWMAX, 2>(r, xp, wrow, nkh, bias, zp, y + ow * C);
         else DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+      } else {
+        DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
       }
-      else DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
     } else {
       RemainderTile<C, FB, OWMAX, DW, BLK, M>(count, r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
     }
