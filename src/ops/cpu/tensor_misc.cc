@@ -1,14 +1,12 @@
-// Data-movement and scan ops outside the main tensor group: CumProd (CumSum's
-// product twin), ReverseSequence, CenterCropPad and the ai.onnx.ml
-// ArrayFeatureExtractor. Movement is by element size, so every storable dtype
-// (bfloat16 included) is handled; CumProd needs arithmetic types.
+// Data-movement ops outside the main tensor group: ReverseSequence,
+// CenterCropPad and the ai.onnx.ml ArrayFeatureExtractor. Movement is by
+// element size, so every storable dtype (bfloat16 included) is handled.
+// (CumProd lives with CumSum in tensor_ops.cc.)
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <type_traits>
 
 #include "ops/cpu/tensor_util.h"
-#include "ops/cpu/wrap_arith.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -19,73 +17,6 @@ Status InferLikeInput0(Node& node) {
   OC_RETURN_IF_ERROR(RequireInput(node, 0));
   SetOutputLike(node, 0, *node.input(0));
   return Status::Ok();
-}
-
-// ---- CumProd --------------------------------------------------------------------------------
-
-using CumProdFn = void (*)(const void* x, void* y, int64_t outer, int64_t len, int64_t inner, bool exclusive,
-                           bool reverse, ThreadPool* pool);
-
-template <typename T>
-void CumProdTyped(const void* xv, void* yv, int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse,
-                  ThreadPool* pool) {
-  const T* x = static_cast<const T*>(xv);
-  T* y = static_cast<T*>(yv);
-  pool->ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, len * inner)), [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; ++o) {
-      const T* xs = x + o * len * inner;
-      T* ys = y + o * len * inner;
-      for (int64_t s = 0; s < len; ++s) {
-        const int64_t a = reverse ? len - 1 - s : s;      // position written now
-        const int64_t prev = reverse ? a + 1 : a - 1;     // position written before it
-        T* yr = ys + a * inner;
-        if (s == 0) {
-          for (int64_t i = 0; i < inner; ++i) yr[i] = exclusive ? T(1) : xs[a * inner + i];
-        } else {
-          const T* yp = ys + prev * inner;
-          const T* xr = xs + (exclusive ? prev : a) * inner;
-          for (int64_t i = 0; i < inner; ++i) yr[i] = WrapMul(yp[i], xr[i]);  // integers wrap
-        }
-      }
-    }
-  });
-}
-
-class CumProdKernel final : public Kernel {
- public:
-  CumProdKernel(std::string who, std::vector<int64_t> shape, CumProdFn fn, bool axis64, bool exclusive, bool reverse)
-      : who_(std::move(who)), shape_(std::move(shape)), fn_(fn), axis64_(axis64), exclusive_(exclusive),
-        reverse_(reverse) {}
-  Status Run(const KernelIO& io) override {
-    const int64_t r = static_cast<int64_t>(shape_.size());
-    int64_t axis = LoadIndex(io.inputs[1], axis64_, 0);
-    if (axis < -r || axis >= r) return OutOfRange(who_, ": axis ", axis, " is out of range for rank ", r);
-    if (axis < 0) axis += r;
-    fn_(io.inputs[0], io.outputs[0], ShapeProduct(shape_, 0, axis), shape_[axis], ShapeProduct(shape_, axis + 1, r),
-        exclusive_, reverse_, io.pool);
-    return Status::Ok();
-  }
-
- private:
-  std::string who_;
-  std::vector<int64_t> shape_;
-  CumProdFn fn_;
-  bool axis64_, exclusive_, reverse_;
-};
-
-Expected<KernelPtr> MakeCumProd(const KernelInit& init) {
-  const Node& n = init.node;
-  OC_RETURN_IF_ERROR(RequireStaticShapes(n));
-  OC_RETURN_IF_ERROR(RequireIndexInput(n, 1, "axis"));
-  const Value& x = *n.input(0);
-  if (x.shape.empty()) return InvalidArgument(n.Describe(), ": input must have rank >= 1");
-  if (n.input(1)->NumElements() != 1)
-    return InvalidArgument(n.Describe(), ": axis must be a scalar, got shape ", n.input(1)->ShapeString());
-  CumProdFn fn = nullptr;
-  DispatchArithmetic(x.dtype, [&](auto tag) { fn = CumProdTyped<decltype(tag)>; });
-  if (!fn) return NotSupported(n.Describe(), ": element type ", DataTypeName(x.dtype), " is not supported");
-  return KernelPtr(new CumProdKernel(n.Describe(), x.shape, fn, n.input(1)->dtype == DataType::kInt64,
-                                     n.GetInt("exclusive", 0) != 0, n.GetInt("reverse", 0) != 0));
 }
 
 // ---- ReverseSequence ------------------------------------------------------------------------
@@ -315,7 +246,6 @@ Expected<KernelPtr> MakeArrayFeatureExtractor(const KernelInit& init) {
 }  // namespace
 
 void RegisterTensorMiscOps(OpRegistry& r) {
-  r.Register({.op_type = "CumProd", .min_opset = 26, .infer = InferLikeInput0, .cpu = MakeCumProd});
   // The movement ops copy bytes, so half types need no Casts around them.
   r.Register({.op_type = "ReverseSequence", .min_opset = 10, .infer = InferReverseSequence, .cpu = MakeReverseSequence,
               .native_types = kAllDataTypes});

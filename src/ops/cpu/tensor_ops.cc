@@ -1,4 +1,4 @@
-// Expand and Tile (StridedCopy views with zero strides), Trilu, CumSum and TopK.
+// Expand and Tile (StridedCopy views with zero strides), Trilu, CumSum / CumProd and TopK.
 #include <algorithm>
 
 #include "ops/cpu/tensor_util.h"
@@ -173,14 +173,15 @@ Expected<KernelPtr> MakeTrilu(const KernelInit& init) {
                                    DataTypeSize(x.dtype), n.GetInt("upper", 1) != 0, k64));
 }
 
-// ---- CumSum ------------------------------------------------------------------------------
+// ---- CumSum, CumProd ---------------------------------------------------------------------
 
-using CumSumFn = void (*)(const void* x, void* y, int64_t outer, int64_t len, int64_t inner, bool exclusive,
-                          bool reverse, ThreadPool* pool);
+using CumFn = void (*)(const void* x, void* y, int64_t outer, int64_t len, int64_t inner, bool exclusive,
+                       bool reverse, ThreadPool* pool);
 
-template <typename T>
-void CumSumTyped(const void* xv, void* yv, int64_t outer, int64_t len, int64_t inner, bool exclusive, bool reverse,
-                 ThreadPool* pool) {
+// Running sums (kProduct false) or products along the middle of [outer, len, inner].
+template <typename T, bool kProduct>
+void CumScanTyped(const void* xv, void* yv, int64_t outer, int64_t len, int64_t inner, bool exclusive,
+                  bool reverse, ThreadPool* pool) {
   const T* x = static_cast<const T*>(xv);
   T* y = static_cast<T*>(yv);
   pool->ParallelFor(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, len * inner)), [&](int64_t b, int64_t e) {
@@ -188,24 +189,25 @@ void CumSumTyped(const void* xv, void* yv, int64_t outer, int64_t len, int64_t i
       const T* xs = x + o * len * inner;
       T* ys = y + o * len * inner;
       for (int64_t s = 0; s < len; ++s) {
-        const int64_t a = reverse ? len - 1 - s : s;
-        const int64_t prev = reverse ? a + 1 : a - 1;
+        const int64_t a = reverse ? len - 1 - s : s;   // position written now
+        const int64_t prev = reverse ? a + 1 : a - 1;  // position written before it
         T* yr = ys + a * inner;
         if (s == 0) {
-          for (int64_t i = 0; i < inner; ++i) yr[i] = exclusive ? T(0) : xs[a * inner + i];
+          for (int64_t i = 0; i < inner; ++i) yr[i] = exclusive ? T(kProduct ? 1 : 0) : xs[a * inner + i];
         } else {
           const T* yp = ys + prev * inner;
           const T* xr = xs + (exclusive ? prev : a) * inner;
-          for (int64_t i = 0; i < inner; ++i) yr[i] = WrapAdd(yp[i], xr[i]);  // integers wrap
+          // Integers wrap, as onnxruntime's do.
+          for (int64_t i = 0; i < inner; ++i) yr[i] = kProduct ? WrapMul(yp[i], xr[i]) : WrapAdd(yp[i], xr[i]);
         }
       }
     }
   });
 }
 
-class CumSumKernel final : public Kernel {
+class CumKernel final : public Kernel {
  public:
-  CumSumKernel(std::string who, std::vector<int64_t> shape, CumSumFn fn, bool axis64, bool exclusive, bool reverse)
+  CumKernel(std::string who, std::vector<int64_t> shape, CumFn fn, bool axis64, bool exclusive, bool reverse)
       : who_(std::move(who)), shape_(std::move(shape)), fn_(fn), axis64_(axis64), exclusive_(exclusive),
         reverse_(reverse) {}
   Status Run(const KernelIO& io) override {
@@ -213,8 +215,7 @@ class CumSumKernel final : public Kernel {
     int64_t axis = LoadIndex(io.inputs[1], axis64_, 0);
     if (axis < -r || axis >= r) return OutOfRange(who_, ": axis ", axis, " is out of range for rank ", r);
     if (axis < 0) axis += r;
-    const int64_t len = shape_[axis];
-    fn_(io.inputs[0], io.outputs[0], ShapeProduct(shape_, 0, axis), len, ShapeProduct(shape_, axis + 1, r),
+    fn_(io.inputs[0], io.outputs[0], ShapeProduct(shape_, 0, axis), shape_[axis], ShapeProduct(shape_, axis + 1, r),
         exclusive_, reverse_, io.pool);
     return Status::Ok();
   }
@@ -222,21 +223,25 @@ class CumSumKernel final : public Kernel {
  private:
   std::string who_;
   std::vector<int64_t> shape_;
-  CumSumFn fn_;
+  CumFn fn_;
   bool axis64_, exclusive_, reverse_;
 };
 
-Expected<KernelPtr> MakeCumSum(const KernelInit& init) {
+template <bool kProduct>
+Expected<KernelPtr> MakeCumScan(const KernelInit& init) {
   const Node& n = init.node;
   OC_RETURN_IF_ERROR(RequireStaticShapes(n));
   OC_RETURN_IF_ERROR(RequireIndexInput(n, 1, "axis"));
   const Value& x = *n.input(0);
   if (x.shape.empty()) return InvalidArgument(n.Describe(), ": input must have rank >= 1");
-  CumSumFn fn = nullptr;
-  DispatchArithmetic(x.dtype, [&](auto tag) { fn = CumSumTyped<decltype(tag)>; });
-  if (!fn) return NotSupported(n.Describe(), ": dtype ", DataTypeName(x.dtype), " is not supported");
-  return KernelPtr(new CumSumKernel(n.Describe(), x.shape, fn, n.input(1)->dtype == DataType::kInt64,
-                                    n.GetInt("exclusive", 0) != 0, n.GetInt("reverse", 0) != 0));
+  // (Only CumProd checks this; CumSum reads the axis input's first element, as before.)
+  if (kProduct && n.input(1)->NumElements() != 1)
+    return InvalidArgument(n.Describe(), ": axis must be a scalar, got shape ", n.input(1)->ShapeString());
+  CumFn fn = nullptr;
+  DispatchArithmetic(x.dtype, [&](auto tag) { fn = CumScanTyped<decltype(tag), kProduct>; });
+  if (!fn) return NotSupported(n.Describe(), ": element type ", DataTypeName(x.dtype), " is not supported");
+  return KernelPtr(new CumKernel(n.Describe(), x.shape, fn, n.input(1)->dtype == DataType::kInt64,
+                                 n.GetInt("exclusive", 0) != 0, n.GetInt("reverse", 0) != 0));
 }
 
 // ---- TopK --------------------------------------------------------------------------------
@@ -378,7 +383,8 @@ void RegisterTensorOps(OpRegistry& r) {
               .native_types = kAllDataTypes});
   r.Register({.op_type = "Trilu", .infer = InferTrilu, .cpu = MakeTrilu,
               .native_types = kAllDataTypes});
-  r.Register({.op_type = "CumSum", .infer = InferSame, .cpu = MakeCumSum});
+  r.Register({.op_type = "CumSum", .infer = InferSame, .cpu = MakeCumScan<false>});
+  r.Register({.op_type = "CumProd", .min_opset = 26, .infer = InferSame, .cpu = MakeCumScan<true>});
   r.Register({.op_type = "TopK", .infer = InferTopK, .cpu = MakeTopK, .canonicalize = CanonicalizeTopK});
 }
 
