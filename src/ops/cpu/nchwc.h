@@ -47,6 +47,10 @@ struct ConvShape {
   // weights stay in L1 across the unit's tiles instead of streaming from L2
   // for every tile.
   int64_t oh_band = 0, ib_chunk = 0;
+  // Dense convs: units ordered output-block group first, then image (else
+  // image first): for batches whose weights outweigh one image's input, so a
+  // group's weights are read once for all images instead of once per image.
+  bool groups_outer = false;
 
   int64_t InBlocks() const { return (c_in + block - 1) / block; }
   int64_t OutBlocks() const { return (c_out + block - 1) / block; }

@@ -316,8 +316,9 @@ void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end)
   int64_t kc = DW || s.ib_chunk <= 0 ? rg.n_ib : s.ib_chunk;
   if (a.z && a.z < a.y + s.batch * y_img && a.y < a.z + s.batch * y_img) kc = rg.n_ib;
   for (int64_t u = begin; u < end; ++u) {
-    const int64_t n = u / (groups * bands * chunks);
-    const int64_t g = (u / (bands * chunks)) % groups;
+    const bool g_outer = !DW && s.groups_outer;
+    const int64_t n = g_outer ? (u / (bands * chunks)) % s.batch : u / (groups * bands * chunks);
+    const int64_t g = g_outer ? u / (s.batch * bands * chunks) : (u / (bands * chunks)) % groups;
     const int64_t oh_begin = ((u / chunks) % bands) * band, oh_end = std::min(s.out_h, oh_begin + band);
     const int64_t ow_begin = (u % chunks) * chunk, ow_end = std::min(s.out_w, ow_begin + chunk);
     const int64_t ob0 = DW ? g : g * FB;

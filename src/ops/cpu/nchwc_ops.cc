@@ -271,6 +271,8 @@ class NchwcConvKernel final : public Kernel {
         s_.oh_band = (s_.out_h + bands - 1) / bands;
       }
     }
+    if (!s_.depthwise && s_.batch > 1)
+      s_.groups_outer = s_.PackedWeightFloats() > s_.InBlocks() * s_.in_h * s_.in_w * block;
     // Rows split into chunks (whole 6-pixel tiles) where there are too few
     // units for an even split over threads.
     const int64_t whole_rows = nchwc::ConvWorkUnits(s_, kernel_.fb);

@@ -156,12 +156,13 @@ nchwc::ConvShape ShapeOf(const Case& s, int block) {
 }
 
 void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int64_t ow_chunk, int64_t ib_chunk = 0,
-                int64_t oh_band = 0) {
+                int64_t oh_band = 0, bool groups_outer = false) {
   const Data d = MakeData(s, 7);
   nchwc::ConvShape cs = ShapeOf(s, block);
   cs.ow_chunk = ow_chunk;
   cs.ib_chunk = ib_chunk;
   cs.oh_band = oh_band;
+  cs.groups_outer = groups_outer;
   std::vector<float> packed(cs.PackedWeightFloats());
   nchwc::PackConvWeights(cs, d.w.data(), packed.data());
   std::vector<float> unpacked(d.w.size());
@@ -181,15 +182,16 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int6
   k.run(a, units / 3, units);
   ExpectClose(Unblock(yb, s.n, s.m, s.OutH(), s.OutW(), block), d.want,
               std::string(k.isa) + " c=" + std::to_string(block) + " chunk " + std::to_string(ow_chunk) +
-                  " ib_chunk " + std::to_string(ib_chunk) + " band " + std::to_string(oh_band) + " " + s.Name(),
+                  " ib_chunk " + std::to_string(ib_chunk) + " band " + std::to_string(oh_band) +
+                  (groups_outer ? " groups outer " : " ") + s.Name(),
               1e-4f);
 }
 
 TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
-  const Isa isa = SelectedIsa();
   for (int block : {8, 16}) {
     std::vector<nchwc::ConvKernelChoice> builds = {nchwc::ConvKernelBaseline(block)};
 #if defined(__x86_64__) || defined(_M_X64)
+    const Isa isa = SelectedIsa();
     if (isa == Isa::kAvx2 || isa == Isa::kAvx512) builds.push_back(nchwc::ConvKernelAvx2(block));
     if (isa == Isa::kAvx512) builds.push_back(nchwc::ConvKernelAvx512(block));
 #endif
@@ -202,6 +204,7 @@ TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
         CheckBuild(k, s, block, 0, 1, 3);
         CheckBuild(k, s, block, 5, 2, 100);
         CheckBuild(k, s, block, 0, 3, 1);
+        CheckBuild(k, s, block, 5, 2, 2, true);
       }
     }
   }
