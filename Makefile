@@ -52,7 +52,7 @@ SAN_FLAGS    ?= -O1 -g1
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := om onnx_parser npy
 
-.PHONY: asan tsan fuzz
+.PHONY: asan tsan fuzz arm64-test
 
 # Every test (unit, Python end-to-end, AscendCL apps, stress) on an
 # ASan+UBSan build; any report fails the run. The stress test runs fewer
@@ -99,3 +99,16 @@ fuzz: build
 	    || { tail -60 $(FUZZ_BUILD)/$${t}_fuzz.log; exit 1; }; \
 	  grep -E '^Done|stat::number_of_executed_units' $(FUZZ_BUILD)/$${t}_fuzz.log | head -2; \
 	done
+
+# The unit tests cross-compiled for 64-bit Arm (NEON kernels, the scalar
+# fallbacks, everything without x86 intrinsics) and run under qemu-aarch64's
+# user-mode emulation; installs the cross toolchain and arm64 libraries first
+# (install_deps.sh --arm64). Not part of `make test`: emulation is slow.
+ARM64_BUILD ?= build-arm64
+ARM64_TESTS ?= *
+arm64-test:
+	@bash scripts/install_deps.sh --arm64
+	@cmake -S . -B $(ARM64_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+	    -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
+	@cmake --build $(ARM64_BUILD) -j $(JOBS) --target oc_unit_tests
+	@qemu-aarch64 -L /usr/aarch64-linux-gnu $(ARM64_BUILD)/oc_unit_tests --gtest_filter='$(ARM64_TESTS)' --gtest_brief=1

@@ -15,6 +15,17 @@ PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika)
 if [ "${1:-}" = "--fuzz" ]; then
   APT_PKGS=(clang-14 libclang-rt-14-dev)
 fi
+# `install_deps.sh --arm64`: the Arm cross toolchain, qemu's user-mode emulator
+# and the arm64 builds of the libraries we link (Debian multiarch), for
+# `make arm64-test`.
+if [ "${1:-}" = "--arm64" ]; then
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO dpkg --add-architecture arm64
+  fi
+  APT_PKGS=(g++-aarch64-linux-gnu qemu-user libprotobuf-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
+            libflatbuffers-dev:arm64)
+fi
 
 missing=()
 for p in "${APT_PKGS[@]}"; do
@@ -34,6 +45,10 @@ fi
 
 if [ "${1:-}" = "--fuzz" ]; then
   echo "install_deps: clang and libFuzzer present"
+  exit 0
+fi
+if [ "${1:-}" = "--arm64" ]; then
+  echo "install_deps: aarch64 cross toolchain, qemu-user and arm64 libraries present"
   exit 0
 fi
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#if defined(__linux__)
+#if defined(__linux__) && defined(__x86_64__)
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -20,7 +20,7 @@ namespace oc::amx {
 // feature bits (GetCpuFeatures().amx_*) first.
 inline bool EnabledAndPermitted() {
   if (const char* env = std::getenv("OPENCANN_AMX"); env && std::strcmp(env, "0") == 0) return false;
-#if defined(__linux__)
+#if defined(__linux__) && defined(__x86_64__)
   constexpr long kArchReqXcompPerm = 0x1023;
   constexpr long kXfeatureXtiledata = 18;
   return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;

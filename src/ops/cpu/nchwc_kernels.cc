@@ -80,14 +80,12 @@ ConvKernelChoice ConvKernelBaseline(int block) {
 
 namespace {
 
-bool UseAvx512Reorders(int block) {
 #if defined(__x86_64__) || defined(_M_X64)
+bool UseAvx512Reorders(int block) {
   static const bool avx512 = SelectedIsa() == Isa::kAvx512;
   return block == 16 && avx512;
-#else
-  return false;
-#endif
 }
+#endif
 
 }  // namespace
 

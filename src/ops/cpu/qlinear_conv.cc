@@ -255,7 +255,9 @@ class QConvKernel final : public Kernel {
     int32_t wz[kDepthwiseMaxTaps];
     for (int64_t t = 0; t < taps; ++t) wz[t] = qlinear::LoadQ(w_type_, p.w, c * taps + t) - zw;
     const uint8_t* x = p.x + (img * g_.c_in + c) * g_.InSize();
+#if defined(__x86_64__) || defined(_M_X64)
     static const bool avx512 = SelectedIsa() == Isa::kAvx512;
+#endif
     const int64_t y_off = (img * g_.c_out + c) * p_;
     uint8_t* xph = reinterpret_cast<uint8_t*>(acc) + xp_off_;
     qlinear::BuildPhasePlanes(g_, phases_, x, static_cast<uint8_t>(p.x_zp), xph);
