@@ -58,6 +58,9 @@ struct TileEpilogue {
   // tile of the next panel finds its B there rather than in L3 or memory.
   const float* b_next = nullptr;
   int64_t b_next_lines = 0;
+
+  // Nothing to apply (b_next aside).
+  bool empty() const { return !row_bias && !col_bias && !residual && act == ActivationKind::kNone; }
 };
 
 // A micro-kernel that reads B in place (row-major, leading dim ldb; columns

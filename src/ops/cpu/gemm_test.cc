@@ -671,41 +671,46 @@ TEST(GemmDriver, EveryRowRemainderAcrossPanels) {
 }
 
 TEST(GemmDriver, PrepackedBEveryBlockBoundaryWithEpilogues) {
-  // Pre-packed B over more than one row block (MC), K block (KC) and column
-  // block (NC): the driver hands each tile the next B panel to prefetch,
-  // across all three boundaries, and routes K blocks before the last through
-  // the fused kernel with an empty epilogue. Fused (clamp) and unfused
-  // (sigmoid) epilogues, beta 0 and beta != 0, 1 and 2 threads.
+  // Pre-packed B over more than one K block (KC) and column block (NC), with
+  // M within one row block (MC: the first row block hands each tile the next
+  // B panel to prefetch, also across the K and column boundaries) and past it.
+  // K blocks before the last go through the fused kernel with an empty
+  // epilogue. Fused (clamp) and unfused (sigmoid) epilogues, beta 0 (C holds
+  // NaN, which must not be read) and beta != 0, 1 and 2 threads.
   ThreadPool pool(2);
-  for (const GemmUkernel* uk : RunnableUkernels()) {
-    const int64_t m = uk->mc + uk->mr + 3, n = uk->nc + uk->nr + 5, k = 2 * uk->kc + 7;
-    auto a = Random(m * k, 90), b = Random(k * n, 91), bias = Random(n, 92), res = Random(m * n, 93);
-    auto base = Random(m * n, 94);
-    std::vector<float> prod = base;
-    NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, prod.data(), n, 1.f, 0.5f);
-    PackedOperand pb = PackedOperand::Make(*uk, PackedSide::kB, b.data(), n, false, n, k, {});
-    for (ActivationKind act : {ActivationKind::kRelu, ActivationKind::kSigmoid})
-      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-        std::vector<float> want(m * n), c = base;
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t j = 0; j < n; ++j) {
-            float v = prod[i * n + j] + bias[j] + res[i * n + j];
-            ApplyActivation({act, 0, 0}, &v, 1);
-            want[i * n + j] = v;
+  for (const GemmUkernel* uk : RunnableUkernels())
+    for (const int64_t m : {uk->mc - 3, uk->mc + uk->mr + 3}) {
+      const int64_t n = uk->nc + uk->nr + 5, k = 2 * uk->kc + 7;
+      auto a = Random(m * k, 90), b = Random(k * n, 91), bias = Random(n, 92), res = Random(m * n, 93);
+      PackedOperand pb = PackedOperand::Make(*uk, PackedSide::kB, b.data(), n, false, n, k, {});
+      for (const float beta : {0.f, 0.5f}) {
+        auto base = beta == 0.f ? std::vector<float>(m * n, std::nanf("")) : Random(m * n, 94);
+        std::vector<float> prod = beta == 0.f ? std::vector<float>(m * n, 0.f) : base;
+        NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, prod.data(), n, 1.f, beta);
+        for (ActivationKind act : {ActivationKind::kRelu, ActivationKind::kSigmoid})
+          for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            std::vector<float> want(m * n), c = base;
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                float v = prod[i * n + j] + bias[j] + res[i * n + j];
+                ApplyActivation({act, 0, 0}, &v, 1);
+                want[i * n + j] = v;
+              }
+            SgemmArgs g;
+            g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.packed_b = pb.data();
+            g.c = c.data(), g.ldc = n, g.beta = beta;
+            g.epilogue.bias_kind = Epilogue::Bias::kPerCol;
+            g.epilogue.bias = bias.data();
+            g.epilogue.residual = res.data();
+            g.epilogue.ldr = n;
+            g.epilogue.act.kind = act;
+            Sgemm(*uk, g, p);
+            ExpectNear(c, want, k, std::string(uk->name) + " block boundaries m=" + std::to_string(m) +
+                                       " beta=" + std::to_string(beta) + " act=" + ActivationName(act) +
+                                       (p ? " 2 threads" : " 1 thread"));
           }
-        SgemmArgs g;
-        g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.packed_b = pb.data();
-        g.c = c.data(), g.ldc = n, g.beta = 0.5f;
-        g.epilogue.bias_kind = Epilogue::Bias::kPerCol;
-        g.epilogue.bias = bias.data();
-        g.epilogue.residual = res.data();
-        g.epilogue.ldr = n;
-        g.epilogue.act.kind = act;
-        Sgemm(*uk, g, p);
-        ExpectNear(c, want, k, std::string(uk->name) + " block boundaries act=" + ActivationName(act) +
-                                   (p ? " 2 threads" : " 1 thread"));
       }
-  }
+    }
 }
 
 }  // namespace

@@ -231,10 +231,12 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     // loads need.
     const int64_t every = std::max<int64_t>(1, kpf / b_next_lines);
     const int64_t end = std::min(kpf, every * b_next_lines);
-    for (; k < end; ++k) {
-      if (k % every == 0) {
+    // A count-down, not k % every: no division in the k loop.
+    for (int64_t left = 1; k < end; ++k) {
+      if (--left == 0) {
         _mm_prefetch(reinterpret_cast<const char*>(b_next), _MM_HINT_T1);
         b_next += 16;
+        left = every;
       }
       step();
     }
@@ -281,7 +283,7 @@ void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, 
                                     int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep) {
   // The driver also calls this for K blocks before the last one (empty
   // epilogue) to pass b_next.
-  const bool e = ep.row_bias || ep.col_bias || ep.residual || ep.act != ActivationKind::kNone;
+  const bool e = !ep.empty();
 #define OC_FUSED(M)                                                                                             \
   return n <= 16 ? (e ? TileRows<M, true, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines) \
                       : TileRows<M, false, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines)) \
@@ -295,7 +297,7 @@ void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, flo
                                  int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep) {
   // An empty epilogue skips the epilogue code (most calls: every K block but
   // the last).
-  const bool e = ep.row_bias || ep.col_bias || ep.residual || ep.act != ActivationKind::kNone;
+  const bool e = !ep.empty();
   switch (m) {
 #define OC_TRANS_CASE(M)                                                        \
   case M:                                                                       \
@@ -312,7 +314,7 @@ void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, flo
 void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
                                int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
                                const TileEpilogue& ep) {
-  const bool e = ep.row_bias || ep.col_bias || ep.residual || ep.act != ActivationKind::kNone;
+  const bool e = !ep.empty();
   switch (m) {
 #define OC_LDB_CASE(M)                                                                       \
   case M:                                                                                    \

@@ -181,6 +181,17 @@ inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t 
   }
 }
 
+// A depthwise tile's bias, residual and activation, then the store.
+template <int C, int OW>
+inline void StoreDepthwise(const Strides& r, const Vec<C>* acc, const float* bias, const float* z, float* y) {
+  const Vec<C> b = Load<C>(bias);
+  for (int j = 0; j < OW; ++j) {
+    Vec<C> v = acc[j] + b;
+    if (z) v += Load<C>(z + j * C);
+    Store<C>(y + j * C, Epilogue<C>(r, v));
+  }
+}
+
 template <int C, int OW>
 inline void DepthwiseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
                           const float* bias, const float* z, float* y) {
@@ -194,12 +205,7 @@ inline void DepthwiseTile(const Strides& r, const float* x, const float* w, int6
       for (int j = 0; j < OW; ++j) acc[j] += Load<C>(xp + j * r.x_ow) * wv;
     }
   }
-  const V b = Load<C>(bias);
-  for (int j = 0; j < OW; ++j) {
-    V v = acc[j] + b;
-    if (z) v += Load<C>(z + j * C);
-    Store<C>(y + j * C, Epilogue<C>(r, v));
-  }
+  StoreDepthwise<C, OW>(r, acc, bias, z, y);
 }
 
 // Depthwise 3-wide taps without dilation, stride SW: each input vector of a
@@ -223,12 +229,7 @@ inline void DepthwiseTile3(const Strides& r, const float* x, const float* w, int
       for (int j = 0; j < OW; ++j) acc[j] += in[j * SW + kw] * wv;
     }
   }
-  const V b = Load<C>(bias);
-  for (int j = 0; j < OW; ++j) {
-    V v = acc[j] + b;
-    if (z) v += Load<C>(z + j * C);
-    Store<C>(y + j * C, Epilogue<C>(r, v));
-  }
+  StoreDepthwise<C, OW>(r, acc, bias, z, y);
 }
 
 // One tile of `count` (< OWMAX) pixels, picked at compile time.
@@ -277,9 +278,17 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
     const float* zp = z ? z + ow * C : nullptr;
     if (count == OWMAX) {
       if constexpr (DW) {
-        if (dw3 == 1) DepthwiseTile3<C, OWMAX, 1>(r, xp, wrow, nkh, bias, zp, y + ow * C);
-        else if (dw3 == 2) DepthwiseTile3<C, OWMAX, 2>(r, xp, wrow, nkh, bias, zp, y + ow * C);
-        else DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+        if constexpr (kWideRegisterFile) {
+          if (dw3 == 1) {
+            DepthwiseTile3<C, OWMAX, 1>(r, xp, wrow, nkh, bias, zp, y + ow * C);
+          } else if (dw3 == 2) {
+            DepthwiseTile3<C, OWMAX, 2>(r, xp, wrow, nkh, bias, zp, y + ow * C);
+          } else {
+            DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+          }
+        } else {
+          DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
+        }
       } else {
         DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
       }

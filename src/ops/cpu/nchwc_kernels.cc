@@ -2,7 +2,6 @@
 // AVX2 (and the dispatch to the ISA builds), weight packing, reorders and the
 // global average pool (block 16 reorders have an AVX-512 build).
 #include <algorithm>
-#include <cfloat>
 
 #include "ops/cpu/nchwc.h"
 #include "ops/cpu/nchwc_conv_impl.h"

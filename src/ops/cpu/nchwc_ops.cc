@@ -50,11 +50,11 @@ int64_t CeilDiv(int64_t a, int64_t b) { return a < 0 ? -1 : (a + b - 1) / b; }
 // fixed piece count instead left e.g. 9 units of a 14x14 pointwise conv:
 // 5 against 4 on 2 threads, 1.6x the pixels on one of them.
 int64_t BalancedRowChunk(int64_t rows, int64_t out_w, int64_t threads) {
-  const int64_t tiles = (out_w + 5) / 6;
+  const int64_t tiles = CeilDiv(out_w, 6);
   int64_t best_chunk = 0;
   double best_load = 0;
   for (int64_t c = 1; c <= std::min<int64_t>(tiles, 64); ++c) {
-    const int64_t chunk = (tiles + c - 1) / c * 6, chunks = (out_w + chunk - 1) / chunk, units = rows * chunks;
+    const int64_t chunk = CeilDiv(tiles, c) * 6, chunks = CeilDiv(out_w, chunk), units = rows * chunks;
     double load = 0;
     for (int64_t t = 0; t < threads; ++t) {
       double sum = 0;
@@ -265,10 +265,10 @@ class NchwcConvKernel final : public Kernel {
       const int64_t kc = std::max<int64_t>(1, kL1WeightBytes / block_bytes);
       if (kc < s_.InBlocks()) {
         s_.ib_chunk = kc;
-        const int64_t groups = s_.batch * ((s_.OutBlocks() + kernel_.fb - 1) / kernel_.fb);
+        const int64_t groups = s_.batch * CeilDiv(s_.OutBlocks(), kernel_.fb);
         const int64_t want = init.max_threads > 1 ? 4 * int64_t{init.max_threads} : 1;
-        const int64_t bands = std::min(s_.out_h, (want + groups - 1) / groups);
-        s_.oh_band = (s_.out_h + bands - 1) / bands;
+        const int64_t bands = std::min(s_.out_h, CeilDiv(want, groups));
+        s_.oh_band = CeilDiv(s_.out_h, bands);
       }
     }
     if (!s_.depthwise && s_.batch > 1)
