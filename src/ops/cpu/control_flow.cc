@@ -31,20 +31,32 @@ namespace oc {
 // out again. Not thread-safe: one per evaluation.
 class BufferCycle {
  public:
-  // A buffer of `size` bytes no live value shares; zeroed only when new.
+  // A buffer of `size` bytes no live value shares; zeroed only when new. Only
+  // a buffer of exactly that size is reused: shapes are steady where this
+  // pays, and a small value must not take a large state buffer.
   TensorData Get(size_t size) {
-    for (const std::shared_ptr<TensorData>& b : bufs_)
-      if (b.use_count() == 1 && b->size() >= size) return TensorData::View(b, b->data(), size);
+    ++clock_;
+    for (Slot& s : slots_)
+      if (s.buf.use_count() == 1 && s.buf->size() == size) {
+        s.stamp = clock_;
+        return TensorData::View(s.buf, s.buf->data(), size);
+      }
     auto b = std::make_shared<TensorData>(TensorData::Allocate(size));
-    if (bufs_.size() < kSlots) {
-      bufs_.push_back(b);
+    if (slots_.size() < kSlots) {
+      slots_.push_back({b, clock_});
     } else {
-      // Give up the slot of a buffer values still hold (they keep it alive),
-      // else of a free one too small.
+      // Give up a free buffer of another size, else the buffer handed out
+      // longest ago (a scan slice kept for the end, which keeps it alive),
+      // not the carried state of the last iteration.
       size_t victim = 0;
-      for (size_t i = 0; i < bufs_.size(); ++i)
-        if (bufs_[i].use_count() > 1) { victim = i; break; }
-      bufs_[victim] = b;
+      for (size_t i = 0; i < slots_.size(); ++i) {
+        if (slots_[i].buf.use_count() == 1) {
+          victim = i;
+          break;
+        }
+        if (slots_[i].stamp < slots_[victim].stamp) victim = i;
+      }
+      slots_[victim] = {b, clock_};
     }
     return TensorData::View(b, b->data(), size);
   }
@@ -61,8 +73,13 @@ class BufferCycle {
   }
 
  private:
+  struct Slot {
+    std::shared_ptr<TensorData> buf;
+    uint64_t stamp = 0;  // clock_ when last handed out
+  };
   static constexpr size_t kSlots = 16;
-  std::vector<std::shared_ptr<TensorData>> bufs_;
+  std::vector<Slot> slots_;
+  uint64_t clock_ = 0;
 };
 
 // An If branch or a Loop/Scan body compiled like a model: captures become trailing inputs, and
