@@ -117,9 +117,12 @@ std::vector<QuantOp> FindQuantOps(const Graph& g, int* skipped) {
   return ops;
 }
 
-Status Prepare(Graph& g) {
+// `disabled`: the passes atc's --fusion_switch_file switched off (the
+// optimisation passes among these are skipped here too).
+Status Prepare(Graph& g, const std::vector<std::string>& disabled) {
   CompileOptions opts;
   for (const char* name : kPreparePasses) {
+    if (std::find(disabled.begin(), disabled.end(), name) != disabled.end()) continue;
     const PassInfo* p = FindPass(name);
     if (!p) return Internal("int8 calibration: pass '", name, "' is not in the pipeline");
     Status st = p->run(g, opts);
@@ -177,7 +180,7 @@ Status Calibrate(const GraphFactory& fresh_copy, const std::vector<std::string>&
   auto copy = fresh_copy();
   if (!copy.ok()) return copy.status().WithContext("int8 calibration: re-reading the model");
   std::shared_ptr<Graph> g(std::move(copy).value());
-  OC_RETURN_IF_ERROR(Prepare(*g));
+  OC_RETURN_IF_ERROR(Prepare(*g, options.disabled_passes));
   const size_t num_model_outputs = g->outputs.size();
   // Graph inputs are observed from the samples; the rest become extra outputs.
   std::vector<std::pair<std::string, int>> input_targets;  // name, input index
@@ -321,7 +324,7 @@ Status QuantizeInt8(Graph& graph, const GraphFactory& fresh_copy, const Calibrat
                                samples[k][i].size(), " floats, its shape ", graph.inputs[i]->ShapeString(),
                                " needs ", graph.inputs[i]->NumElements());
   }
-  OC_RETURN_IF_ERROR(Prepare(graph));
+  OC_RETURN_IF_ERROR(Prepare(graph, options.disabled_passes));
   int skipped = 0;
   std::vector<QuantOp> ops = FindQuantOps(graph, &skipped);
   report->skipped_ops = skipped;

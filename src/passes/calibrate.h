@@ -31,6 +31,9 @@ struct Int8Options {
   CalibrationMethod method = CalibrationMethod::kMinMax;
   // kPercentile: the fraction of values kept inside the range at each end.
   double percentile = 99.99;
+  // Optimisation passes switched off (CompileOptions::disabled_passes): the
+  // preparation before calibration skips them as the pipeline will.
+  std::vector<std::string> disabled_passes;
 };
 
 struct Int8Report {

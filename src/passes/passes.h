@@ -17,7 +17,9 @@ struct OpDef;
 namespace oc {
 
 #define OC_PASS(fn, name, summary) Status fn(Graph& graph, const CompileOptions& options);
+#define OC_OPT_PASS(fn, name, summary) OC_PASS(fn, name, summary)
 #include "passes/passes.inc"
+#undef OC_OPT_PASS
 #undef OC_PASS
 
 // fuse-bias-activation with a switch for tests: when `only_registered` is true

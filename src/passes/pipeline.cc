@@ -11,17 +11,22 @@ namespace oc {
 
 const std::vector<PassInfo>& Passes() {
   static const std::vector<PassInfo> passes = {
-#define OC_PASS(fn, name, summary) PassInfo{name, summary, &fn},
+#define OC_PASS(fn, name, summary) PassInfo{name, summary, &fn, false},
+#define OC_OPT_PASS(fn, name, summary) PassInfo{name, summary, &fn, true},
 #include "passes/passes.inc"
+#undef OC_OPT_PASS
 #undef OC_PASS
   };
   return passes;
 }
 
 const std::vector<std::string>& SwitchablePasses() {
-  static const std::vector<std::string> names = {
-      "fuse-qdq",      "fold-conv-batchnorm",  "fuse-layernorm", "fuse-gelu",
-      "fuse-attention", "fuse-bias-activation", "nchwc-layout"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const PassInfo& p : Passes())
+      if (p.switchable) v.push_back(p.name);
+    return v;
+  }();
   return names;
 }
 

@@ -40,13 +40,15 @@ struct PassInfo {
   const char* name;     // stable, kebab-case: "shape-inference"
   const char* summary;  // one line
   Status (*run)(Graph& graph, const CompileOptions& options);
+  bool switchable;  // an optimisation pass that disabled_passes may name
 };
 
 // The passes in pipeline order.
 const std::vector<PassInfo>& Passes();
 
-// The passes that only optimise (fusions, the layout pass): skipping one leaves
-// the results the same up to rounding. In pipeline order.
+// The passes that only optimise (fusions, the layout pass; OC_OPT_PASS in
+// passes.inc): skipping one leaves the results the same up to rounding. In
+// pipeline order.
 const std::vector<std::string>& SwitchablePasses();
 bool IsSwitchablePass(std::string_view name);
 

@@ -136,6 +136,23 @@ def test_conv_net_int8(method):
         check_accuracy(model, om, d, smooth_images(4 * batch)[:batch], max_rel=0.12, min_top1=0.75)
 
 
+def test_int8_honours_the_fusion_switch_file():
+    """fold-conv-batchnorm switched off must also hold for the graph that is
+    calibrated and quantized (not only for the pipeline after it)."""
+    batch = 8
+    model = conv_net(batch)
+    with tempfile.TemporaryDirectory() as d:
+        sw = os.path.join(d, "switch.cfg")
+        with open(sw, "w") as f:
+            f.write("fold-conv-batchnorm:off\n")
+        om, proc = compile_int8(model, d, [batch, 3, 32, 32], smooth_images(32),
+                                [f"--fusion_switch_file={sw}"])
+        assert "Fusion switch: passes off: fold-conv-batchnorm" in proc.stdout, proc.stdout
+        _, text = op_counts(om, d)
+        assert '"BatchNormalization"' in text, "BatchNormalization was folded despite the switch"
+        check_accuracy(model, om, d, smooth_images(batch), max_rel=0.12, min_top1=0.75)
+
+
 def test_mlp_int8_leading_sample_dim():
     batch = 16
     model = mlp(batch)

@@ -264,6 +264,11 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
                       ", not the rank " + std::to_string(want) + " --input_format=" + f.input_format + " implies");
   }
 
+  FusionSwitch fusion_switch;
+  if (!f.fusion_switch_file.empty()) {
+    if (auto err = LoadFusionSwitch(f.fusion_switch_file, &fusion_switch)) return err;
+  }
+
   // int8: the graph is calibrated and given QDQ form here; the pipeline then
   // runs in float32 mode and fuse-qdq makes the integer ops.
   const bool int8 = f.precision_mode == "int8";
@@ -272,6 +277,7 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   if (int8) {
     if (auto err = LoadCalibration(f.calibration_data, *graph, &calibration)) return err;
     quant::Int8Options qopts;
+    qopts.disabled_passes = fusion_switch.disabled;
     if (f.calibration_method == "percentile") qopts.method = quant::CalibrationMethod::kPercentile;
     auto fresh = [&]() -> Expected<std::unique_ptr<Graph>> {
       auto g = ParseOnnxFile(f.model, popts);
@@ -286,11 +292,7 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
 
   CompileOptions copts;
   copts.precision_mode = int8 ? "force_fp32" : f.precision_mode;
-  FusionSwitch fusion_switch;
-  if (!f.fusion_switch_file.empty()) {
-    if (auto err = LoadFusionSwitch(f.fusion_switch_file, &fusion_switch)) return err;
-    copts.disabled_passes = fusion_switch.disabled;
-  }
+  copts.disabled_passes = fusion_switch.disabled;
   // Unknown dims are kept (and specialised per shape at run time); a model
   // that is static after --input_shape compiles exactly as before.
   copts.allow_dynamic = true;
