@@ -118,7 +118,7 @@ def main():
 
     engines = ["ours"]
     notes = []
-    if have("torch") and mkl_linked():
+    if mkl_linked():
         engines.append("mkl")
     else:
         notes.append("MKL column skipped: torch with MKL is not installed (pip install torch).")

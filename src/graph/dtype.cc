@@ -27,7 +27,8 @@ size_t DataTypeSize(DataType t) {
 int64_t DataTypeByteSize(DataType t, int64_t count) {
   const int bits = DataTypeBits(t);
   if (count < 0 || bits == 0) return -1;
-  if (bits >= 8) return count * (bits / 8);
+  int64_t bytes = 0;
+  if (bits >= 8) return __builtin_mul_overflow(count, int64_t{bits / 8}, &bytes) ? -1 : bytes;
   const int64_t per_byte = 8 / bits;
   return count / per_byte + (count % per_byte != 0);
 }

@@ -46,7 +46,7 @@ size_t DataTypeSize(DataType t);
 // Bits per element (4 or 2 for the packed types); 0 for kUndefined and kString.
 int DataTypeBits(DataType t);
 // Bytes `count` packed elements occupy (rounded up to whole bytes); -1 when
-// count < 0 or the type has no storage size.
+// count < 0, the type has no storage size or the size overflows int64.
 int64_t DataTypeByteSize(DataType t, int64_t count);
 inline bool IsSubByteType(DataType t) {
   return t == DataType::kUInt4 || t == DataType::kInt4 || t == DataType::kFloat4E2M1 ||

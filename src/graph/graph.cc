@@ -64,13 +64,7 @@ int64_t Value::NumElements() const {
   return n;
 }
 
-int64_t Value::ByteSize() const {
-  int64_t n = NumElements();
-  // Whole bytes per element bound the size from above (sub-byte types pack).
-  int64_t bound = 0;
-  if (n < 0 || __builtin_mul_overflow(n, std::max(DataTypeBits(dtype) / 8, 1), &bound)) return -1;
-  return DataTypeByteSize(dtype, n);
-}
+int64_t Value::ByteSize() const { return DataTypeByteSize(dtype, NumElements()); }
 
 bool Value::SizeOverflows() const {
   return IsStatic() && (NumElements() < 0 || (DataTypeBits(dtype) > 0 && ByteSize() < 0));

@@ -46,7 +46,8 @@ class TensorData {
   static TensorData View(std::shared_ptr<const void> owner, const void* data, size_t size);
 
   const uint8_t* data() const { return data_; }
-  // Only valid on buffers made by Allocate/Copy (never on views).
+  // Only on bytes this TensorData may write: a buffer made by Allocate/Copy, or
+  // a view of one whose owner holds it exclusively (a loop's recycled buffers).
   uint8_t* mutable_data() { return const_cast<uint8_t*>(data_); }
   size_t size() const { return size_; }
   template <typename T> const T* as() const { return reinterpret_cast<const T*>(data_); }

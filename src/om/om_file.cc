@@ -166,7 +166,8 @@ std::vector<int32_t> PackedOnlyPlan(const Graph& g, const std::vector<std::vecto
       if (!v || !v->constant || !Owned(g, v)) continue;
       const bool claimed = ni < claims.size() &&
                            std::find(claims[ni].begin(), claims[ni].end(), static_cast<int>(k)) != claims[ni].end();
-      const bool ok = claimed && om_internal::PackedOnlyWeight(v->dtype, static_cast<uint64_t>(v->ByteSize())) &&
+      const bool ok = claimed && v->ByteSize() > 0 &&
+                      om_internal::PackedOnlyWeight(v->dtype, static_cast<uint64_t>(v->ByteSize())) &&
                       om_internal::PackedOnlyReader(CanonicalDomain(n.domain), n.op_type, k,
                                                     ni < prepacked.size() ? prepacked[ni].size() : 0,
                                                     n.input(0) ? n.input(0)->dtype : DataType::kUndefined);

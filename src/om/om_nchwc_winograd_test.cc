@@ -10,7 +10,7 @@
 
 #include "base/thread_pool.h"
 #include "executor/executable.h"
-#include "executor/scoped_env.h"
+#include "base/scoped_env.h"
 #include "om/om_file.h"
 #include "passes/pipeline.h"
 

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 
+#include "base/scoped_env.h"
 #include "base/cpu_features.h"
 #include "base/thread_pool.h"
 #include "executor/executable.h"
@@ -24,23 +25,6 @@ namespace {
 using testing::Const;
 using testing::Pattern;
 using testing::Tensor;
-
-// Sets OPENCANN_NCHWC for one scope.
-class NchwcEnv {
- public:
-  explicit NchwcEnv(const char* v) {
-    if (const char* old = std::getenv("OPENCANN_NCHWC")) old_ = old, had_ = true;
-    setenv("OPENCANN_NCHWC", v, 1);
-  }
-  ~NchwcEnv() {
-    if (had_) setenv("OPENCANN_NCHWC", old_.c_str(), 1);
-    else unsetenv("OPENCANN_NCHWC");
-  }
-
- private:
-  std::string old_;
-  bool had_ = false;
-};
 
 struct Builder {
   std::shared_ptr<Graph> g = std::make_shared<Graph>();
@@ -119,7 +103,7 @@ std::vector<std::vector<float>> RunAll(std::shared_ptr<Graph> g, const std::vect
 }
 
 TEST(NchwcLayout, RewritesRegionWithReordersOnlyAtBorders) {
-  NchwcEnv off("0");  // the pipeline must not rewrite again
+  ScopedEnv off("OPENCANN_NCHWC", "0");  // the pipeline must not rewrite again
   auto plain = MiniNet();
   CompileOptions options;
   options.verify_each_pass = true;
@@ -161,7 +145,7 @@ TEST(NchwcLayout, PipelineUsesIsaBlockAndHonoursOffSwitch) {
   const int block = nchwc::BlockForIsa(SelectedIsa());
   if (block == 0) GTEST_SKIP() << "no blocked layout on this ISA";
   {
-    NchwcEnv on("1");
+    ScopedEnv on("OPENCANN_NCHWC", "1");
     auto g = MiniNet();
     ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
     auto ops = CountOps(*g);
@@ -170,7 +154,7 @@ TEST(NchwcLayout, PipelineUsesIsaBlockAndHonoursOffSwitch) {
       if (n->op_type == "NchwcConv") EXPECT_EQ(n->GetInt("block", 0), block);
   }
   {
-    NchwcEnv off("0");
+    ScopedEnv off("OPENCANN_NCHWC", "0");
     auto g = MiniNet();
     ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
     EXPECT_EQ(CountOps(*g).count("com.opencann::NchwcConv"), 0u);
@@ -181,7 +165,7 @@ TEST(NchwcLayout, PipelineUsesIsaBlockAndHonoursOffSwitch) {
 // -> Mul by a [N, C, 1, 1] gate) stays inside the region, channel count 24 not
 // a whole number of 16-blocks included.
 TEST(NchwcLayout, SqueezeExcitationGateStaysBlocked) {
-  NchwcEnv off("0");
+  ScopedEnv off("OPENCANN_NCHWC", "0");
   auto build = [] {
     Builder b;
     Graph& g = *b.g;
@@ -224,7 +208,7 @@ TEST(NchwcLayout, LeavesLoneConvAndGroupedConvAlone) {
   Value* y = b.Conv(b.Conv(x, 8, 3, 1, 1, 2, {1, 8, 6, 6}), 8, 3, 1, 1, 4, {1, 8, 6, 6});
   g.outputs = {b.Conv(y, 4, 1, 1, 0, 1, {1, 4, 6, 6})};
   // Two grouped convs (not depthwise) and one plain conv: under the pipeline's minimum.
-  NchwcEnv on("1");
+  ScopedEnv on("OPENCANN_NCHWC", "1");
   Status st = RunPipeline(g, CompileOptions{});
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(CountOps(g).count("com.opencann::NchwcConv"), 0u);

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
+#include "base/scoped_env.h"
 #include "om/om_file.h"
 #include "om/om_format.h"
 #include "passes/pass_test_util.h"
@@ -226,13 +227,13 @@ TEST(DynamicShapes, PinnedEntriesAreNeverEvicted) {
 }
 
 TEST(DynamicShapes, CacheSizeComesFromTheEnvironment) {
-  ::setenv("OPENCANN_SHAPE_CACHE_SIZE", "3", 1);
-  EXPECT_EQ(ShapeSpecializer::DefaultCapacity(), 3u);
-  ::setenv("OPENCANN_SHAPE_CACHE_SIZE", "0", 1);
-  EXPECT_EQ(ShapeSpecializer::DefaultCapacity(), ShapeSpecializer::kDefaultCapacity);
-  ::setenv("OPENCANN_SHAPE_CACHE_SIZE", "12abc", 1);
-  EXPECT_EQ(ShapeSpecializer::DefaultCapacity(), ShapeSpecializer::kDefaultCapacity);
-  ::unsetenv("OPENCANN_SHAPE_CACHE_SIZE");
+  for (const auto& [value, want] : {std::pair<const char*, size_t>{"3", 3u},
+                                    {"0", ShapeSpecializer::kDefaultCapacity},
+                                    {"12abc", ShapeSpecializer::kDefaultCapacity}}) {
+    ScopedEnv env("OPENCANN_SHAPE_CACHE_SIZE", value);
+    EXPECT_EQ(ShapeSpecializer::DefaultCapacity(), want) << value;
+  }
+  ScopedEnv unset("OPENCANN_SHAPE_CACHE_SIZE", nullptr);
   EXPECT_EQ(ShapeSpecializer::DefaultCapacity(), 8u);
 }
 

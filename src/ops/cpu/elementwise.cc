@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ops/cpu/elementwise_common.h"
+#include "ops/cpu/wrap_arith.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -19,27 +20,23 @@ using ew::BroadcastPlan;
 
 template <typename T>
 using Wide = std::conditional_t<std::is_signed_v<T>, std::make_unsigned_t<T>, T>;
-// Unsigned arithmetic type for wrap-around integer math: 8/16-bit types would
-// otherwise promote to (signed) int, where uint16 * uint16 can overflow.
-template <typename T>
-using WrapT = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, Wide<T>>;
 
 // Functors. Integer wrap-around is done in unsigned arithmetic (onnxruntime wraps).
 struct AddOp {
   template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapT<T>>(a) + static_cast<WrapT<T>>(b));
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapU<T>>(a) + static_cast<WrapU<T>>(b));
     else return a + b;
   }
 };
 struct SubOp {
   template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapT<T>>(a) - static_cast<WrapT<T>>(b));
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapU<T>>(a) - static_cast<WrapU<T>>(b));
     else return a - b;
   }
 };
 struct MulOp {
   template <typename T> T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapT<T>>(a) * static_cast<WrapT<T>>(b));
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(static_cast<WrapU<T>>(a) * static_cast<WrapU<T>>(b));
     else return a * b;
   }
 };

@@ -4,6 +4,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ops/cpu/wrap_arith.h"
 #include "ops/infer_util.h"
 
 namespace oc {
@@ -13,7 +14,7 @@ namespace {
 template <typename T, bool = std::is_integral_v<T>>
 struct Acc { using type = T; };
 template <typename T>
-struct Acc<T, true> { using type = std::make_unsigned_t<T>; };
+struct Acc<T, true> { using type = WrapU<T>; };  // at least unsigned int: no promotion to int
 template <typename T>
 using AccT = typename Acc<T>::type;
 

@@ -234,8 +234,7 @@ Expected<KernelPtr> MakeCumScan(const KernelInit& init) {
   OC_RETURN_IF_ERROR(RequireIndexInput(n, 1, "axis"));
   const Value& x = *n.input(0);
   if (x.shape.empty()) return InvalidArgument(n.Describe(), ": input must have rank >= 1");
-  // (Only CumProd checks this; CumSum reads the axis input's first element, as before.)
-  if (kProduct && n.input(1)->NumElements() != 1)
+  if (n.input(1)->NumElements() != 1)
     return InvalidArgument(n.Describe(), ": axis must be a scalar, got shape ", n.input(1)->ShapeString());
   CumFn fn = nullptr;
   DispatchArithmetic(x.dtype, [&](auto tag) { fn = CumScanTyped<decltype(tag), kProduct>; });

@@ -1,7 +1,7 @@
-// ScopedEnv: sets an environment variable for one scope and restores what it
-// was (or unsets it) on the way out, also when a test's ASSERT leaves early, so
-// a setting never leaks into the tests that run after. For tests; not
-// thread-safe (setenv is not).
+// ScopedEnv: sets (or, given nullptr, unsets) an environment variable for one
+// scope and restores what it was (or unsets it) on the way out, also when a
+// test's ASSERT leaves early, so a setting never leaks into the tests that run
+// after. For tests; not thread-safe (setenv is not).
 #pragma once
 
 #include <cstdlib>
@@ -14,7 +14,8 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
