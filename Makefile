@@ -103,12 +103,17 @@ fuzz: build
 # The unit tests cross-compiled for 64-bit Arm (NEON kernels, the scalar
 # fallbacks, everything without x86 intrinsics) and run under qemu-aarch64's
 # user-mode emulation; installs the cross toolchain and arm64 libraries first
-# (install_deps.sh --arm64). Not part of `make test`: emulation is slow.
+# (install_deps.sh --arm64). Not part of `make test`: emulation is slow. The
+# default suites are the kernel suites that run on one thread: qemu-user as
+# installed here hangs any program whose threads block on each other (a
+# ten-line std::thread + condition_variable program too), so suites that make
+# their own 2-thread pools are left out (ARM64_TESTS='*' runs everything).
 ARM64_BUILD ?= build-arm64
-ARM64_TESTS ?= *
+ARM64_TESTS ?= GemmUkernel.*:IntegerGemmUkernel.*:GemmUnpackTest.*:NchwcConvKernel.*:Attention.*:PoolTest.*:EwActivation.*:EwBinary.*:EwSoftmax.*:EwLayerNorm.*:EwReduce.*:EwCastUtil.*:DataTypes.*:QuantizeRowF32.*:DequantizeRowF32.*
 arm64-test:
 	@bash scripts/install_deps.sh --arm64
 	@cmake -S . -B $(ARM64_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
 	    -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
 	@cmake --build $(ARM64_BUILD) -j $(JOBS) --target oc_unit_tests
-	@qemu-aarch64 -L /usr/aarch64-linux-gnu $(ARM64_BUILD)/oc_unit_tests --gtest_filter='$(ARM64_TESTS)' --gtest_brief=1
+	@OPENCANN_NUM_THREADS=1 OPENCANN_SPIN_US=0 qemu-aarch64 -L /usr/aarch64-linux-gnu $(ARM64_BUILD)/oc_unit_tests \
+	    --gtest_filter='$(ARM64_TESTS)' --gtest_brief=1
