@@ -472,7 +472,8 @@ def write_doc(rows, args, command, load_before, load_after, ort_base_rss):
         "`--quick` for small models in seconds, `--only REGEX`, `--threads 1,2,4`).",
         "- Where the time goes: `OPENCANN_PROFILE_NODES=1` (or `=N` for the N slowest nodes) makes the executor "
         "print per-op-type totals at exit, e.g. `OPENCANN_PROFILE_NODES=20 OPENCANN_NUM_THREADS=1 "
-        "build/model_bench model.om --input x.bin --runs 50`. Off, it costs one branch per run.",
+        "build/model_bench model.om --input x.bin --runs 50` (`OPENCANN_PROFILE_CLOCK=cpu`: CPU time instead of wall "
+        "time, for a loaded machine). Off, it costs one branch per run.",
         "- The .om stores float32 GEMM/Conv/MatMul weights once, as the kernels' pre-packed panels "
         "(docs/om_format.md); Winograd layers keep their raw weights next to the transformed ones "
         f"({big['model']}: {big['om_mb']:.0f} MiB .om for a {big['onnx_mb']:.0f} MiB .onnx).",

@@ -186,13 +186,15 @@ Status Executable::RunSteps(ExecutionContext& ctx, ThreadPool& pool, uint32_t tr
     }
     KernelIO io{ctx.in_scratch_.data(), s.in_count, ctx.out_scratch_.data(), s.out_count, &pool,
                 ctx.scratch_};
-    [[maybe_unused]] int64_t t0 = 0;
-    if constexpr (kProfile) t0 = trace::NowNs();
+    [[maybe_unused]] int64_t t0 = 0, p0 = 0;
+    if constexpr (kProfile) {
+      if (trace_graph) t0 = trace::NowNs();
+      if (profile_) p0 = ProfileClockNs();
+    }
     Status st = s.kernel->Run(io);
     if constexpr (kProfile) {
-      const int64_t t1 = trace::NowNs();
-      if (profile_) step_ns_[si].fetch_add(t1 - t0, std::memory_order_relaxed);
-      if (trace_graph) trace::EmitNode(trace_graph, static_cast<uint32_t>(si), t0, t1);
+      if (profile_) step_ns_[si].fetch_add(ProfileClockNs() - p0, std::memory_order_relaxed);
+      if (trace_graph) trace::EmitNode(trace_graph, static_cast<uint32_t>(si), t0, trace::NowNs());
     }
     if (!st.ok()) return st.WithContext(StrCat("while running ", s.node->Describe()));
   }

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string>
+#include <time.h>
 
 namespace oc {
 namespace {
@@ -47,11 +49,28 @@ bool NodeProfilingEnabled() {
   return on;
 }
 
+namespace {
+bool CpuClock() {
+  static const bool cpu = [] {
+    const char* v = std::getenv("OPENCANN_PROFILE_CLOCK");
+    return v && std::string(v) == "cpu";
+  }();
+  return cpu;
+}
+}  // namespace
+
 int64_t ProfileClockNs() {
+  if (CpuClock()) {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  }
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+const char* ProfileClockName() { return CpuClock() ? "cpu" : "wall"; }
 
 void RecordNodeProfile(const std::string& model, int64_t runs, std::vector<NodeTime> times) {
   Registry& r = Reg();
@@ -79,8 +98,9 @@ void PrintNodeProfiles() {
     std::vector<std::pair<std::string, TypeTotal>> rows(by_type.begin(), by_type.end());
     std::sort(rows.begin(), rows.end(), [](auto& a, auto& b) { return a.second.ns > b.second.ns; });
     const double per_run_ms = 1e-6 / static_cast<double>(std::max<int64_t>(m.runs, 1));
-    std::fprintf(stderr, "[profile] model '%s': %lld runs, %.3f ms per run in %zu nodes\n", m.model.c_str(),
-                 static_cast<long long>(m.runs), total * per_run_ms, m.times.size());
+    std::fprintf(stderr, "[profile] model '%s': %lld runs, %.3f ms per run in %zu nodes (%s time)\n",
+                 m.model.c_str(), static_cast<long long>(m.runs), total * per_run_ms, m.times.size(),
+                 ProfileClockName());
     std::fprintf(stderr, "[profile] %-28s %6s %12s %7s\n", "op type", "nodes", "ms/run", "share");
     for (auto& [type, t] : rows)
       std::fprintf(stderr, "[profile] %-28s %6lld %12.3f %6.1f%%\n", type.c_str(), static_cast<long long>(t.nodes),

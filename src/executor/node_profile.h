@@ -18,8 +18,13 @@ struct NodeTime {
 
 // OPENCANN_PROFILE_NODES is set to something other than "" or "0" (read once).
 bool NodeProfilingEnabled();
-// Monotonic clock in nanoseconds.
+// The clock the per-node times use, in nanoseconds: wall time (monotonic) by
+// default; OPENCANN_PROFILE_CLOCK=cpu: the process's CPU time, which is what a
+// node costs when other jobs share the cores (at 1 thread, or at N threads
+// with OPENCANN_SPIN_US=0 so that waiting workers do not count).
 int64_t ProfileClockNs();
+// "cpu" or "wall".
+const char* ProfileClockName();
 // Keeps one model's totals for the report at exit.
 void RecordNodeProfile(const std::string& model, int64_t runs, std::vector<NodeTime> times);
 // Writes the report now (also called at exit); clears what it printed.

@@ -200,6 +200,28 @@ def test_msprof_on_msame(model, tmp_path):
     assert calls[("Model", "model execution")] == loop
 
 
+def test_profile_nodes_cpu_clock(model):
+    """OPENCANN_PROFILE_CLOCK=cpu: the node times are process CPU time, so their
+    sum cannot exceed the CPU time the OS charged the whole msame process
+    (resource.getrusage, an independent account), and it is most of it."""
+    import resource
+    _, om = model
+    loop = 200
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = run([oc_harness.MSAME, "--model", om, "--loop", loop],
+               env={"OPENCANN_PROFILE_NODES": "1", "OPENCANN_PROFILE_CLOCK": "cpu", "OPENCANN_NUM_THREADS": "1"})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    m = re.search(r"\[profile\] model '[^']*': (\d+) runs, ([0-9.]+) ms per run in \d+ nodes \(cpu time\)",
+                  proc.stderr)
+    assert m, f"no cpu-clock report in:\n{proc.stderr}"
+    runs, per_run_ms = int(m.group(1)), float(m.group(2))
+    assert runs == loop
+    child_ms = ((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)) * 1e3
+    nodes_ms = runs * per_run_ms
+    assert 0 < nodes_ms <= child_ms * 1.01 + 1, f"nodes {nodes_ms:.1f} ms CPU vs process {child_ms:.1f} ms"
+    assert nodes_ms >= 0.2 * child_ms, f"nodes {nodes_ms:.1f} ms CPU of the process's {child_ms:.1f} ms"
+
+
 def test_msprof_on_acl_app(model, tmp_path):
     m, om = model
     app = acl_models.app_path("acl_prof_app")
