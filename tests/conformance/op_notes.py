@@ -15,7 +15,6 @@ REASONS: dict[str, str] = {
     "StringConcat": _STRING,
     "StringNormalizer": _STRING,
     "StringSplit": _STRING,
-    "TfIdfVectorizer": "n-gram counting over int/string tensors: not implemented yet (string inputs need a string type)",
     "ImageDecoder": "decodes encoded image bytes: needs image codecs, not planned for the CPU runtime",
     "Multinomial": _RANDOM,
 }

@@ -443,3 +443,70 @@ def test_shrink_int32_matches_onnxruntime():
     x = R.integers(-20, 20, (5, 9)).astype(np.int32)
     model, feeds = model_of("Shrink", [("x", x)], attrs={"lambd": 3.0, "bias": 2.0})
     compile_and_compare(model, feeds)
+
+
+# ---- TfIdfVectorizer (integer token ids) against onnxruntime ------------------------------------
+
+def tfidf_model(x, mode, min_gram, max_gram, max_skip, rng, weights=True):
+    """A pool of 6 unigrams, 8 bigrams and 5 trigrams over a small vocabulary (so that
+    the rows hit many of them), output coordinates a permutation of the n-grams."""
+    vocab = 7
+    uni = rng.choice(vocab, 6, replace=False)
+    bi = {tuple(rng.integers(0, vocab, 2)) for _ in range(40)}
+    tri = {tuple(rng.integers(0, vocab, 3)) for _ in range(40)}
+    bi, tri = sorted(bi)[:8], sorted(tri)[:5]
+    pool = [int(u) for u in uni] + [int(t) for g in bi for t in g] + [int(t) for g in tri for t in g]
+    n = len(uni) + len(bi) + len(tri)
+    attrs = dict(mode=mode, min_gram_length=min_gram, max_gram_length=max_gram, max_skip_count=max_skip,
+                 ngram_counts=[0, len(uni), len(uni) + 2 * len(bi)], ngram_indexes=[int(i) for i in rng.permutation(n)],
+                 pool_int64s=pool)
+    if weights:
+        attrs["weights"] = [float(w) for w in rng.random(n).astype(np.float32) + 0.5]
+    return model_of("TfIdfVectorizer", [("x", x)], attrs=attrs, opset=17)
+
+
+@pytest.mark.parametrize("mode,min_gram,max_gram,max_skip,dtype,shape,weights", [
+    ("TF", 1, 3, 0, np.int64, (64,), False),
+    ("TF", 2, 3, 3, np.int32, (4, 40), False),
+    ("IDF", 1, 2, 2, np.int64, (3, 50), True),
+    ("IDF", 1, 3, 1, np.int32, (50,), False),
+    ("TFIDF", 1, 3, 4, np.int64, (5, 33), True),
+    ("TFIDF", 3, 3, 2, np.int32, (2, 60), True),
+    ("TF", 1, 1, 5, np.int64, (2, 30), False),   # unigrams are counted once, whatever the skip
+    ("TF", 1, 3, 2, np.int64, (2, 0), False),    # empty rows: all zeros
+])
+def test_tfidf_vectorizer_matches_onnxruntime(mode, min_gram, max_gram, max_skip, dtype, shape, weights):
+    rng = np.random.default_rng(sum(shape) + max_skip * 7 + min_gram)
+    x = rng.integers(0, 7, shape).astype(dtype)
+    model, feeds = tfidf_model(x, mode, min_gram, max_gram, max_skip, rng, weights)
+    compile_and_compare(model, feeds, rtol=1e-6, atol=0)
+
+
+def test_tfidf_vectorizer_string_pool_is_not_supported():
+    model, feeds = model_of("TfIdfVectorizer", [("x", np.zeros(4, np.int64))],
+                            attrs=dict(mode="TF", min_gram_length=1, max_gram_length=1, max_skip_count=0,
+                                       ngram_counts=[0], ngram_indexes=[0, 1], pool_strings=["a", "b"]), opset=17)
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        _, proc = atc_compile(path, os.path.join(d, "model"), {"x": [4]}, check=False)
+    assert proc.returncode != 0 and "not supported" in proc.stdout + proc.stderr
+    assert "TfIdfVectorizer" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("bad,expect", [
+    (dict(mode="BM25"), "mode must be TF, IDF or TFIDF"),
+    (dict(ngram_indexes=[0, 1]), "ngram_indexes has 2 entries"),
+    (dict(ngram_counts=[0, 3]), "not a whole number of 2-grams"),
+    (dict(ngram_counts=[0, 9]), "offsets within pool_int64s"),
+    (dict(min_gram_length=3), "min_gram_length <= max_gram_length"),
+    (dict(weights=[1.0]), "weights has 1 entries"),
+])
+def test_tfidf_vectorizer_rejects_bad_attributes(bad, expect):
+    attrs = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0, ngram_counts=[0, 2],
+                 ngram_indexes=[0, 1, 2], pool_int64s=[5, 6, 5, 6])
+    attrs.update(bad)
+    model, _ = model_of("TfIdfVectorizer", [("x", np.zeros(4, np.int64))], attrs=attrs, opset=17)
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        _, proc = atc_compile(path, os.path.join(d, "model"), {"x": [4]}, check=False)
+    assert proc.returncode != 0 and expect in proc.stdout + proc.stderr, proc.stdout + proc.stderr
