@@ -8,6 +8,8 @@
  * it from outside). With PROF_DIR it profiles the runs itself through the
  * aclprof API (aclprofInit / CreateConfig / Start ... Stop / Finalize).
  * Prints "run_ms <r> <ms>" per run and "total_run_ms <ms>". */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,11 +27,23 @@ static double NowMs(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static int RemoveEntry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
 /* The aclprof calls out of order or with bad arguments return the codes
- * acl_prof.h documents. */
+ * acl_prof.h documents. The profile they leave (the API calls made while it
+ * ran) goes to a directory of our own, removed at the end. */
 static int Misuse(void) {
   uint32_t dev0[1] = {0}, dev7[1] = {7};
   aclprofConfig* cfg;
+  char dir[] = "/tmp/acl_prof_misuse_XXXXXX";
+  int rc;
+  if (mkdtemp(dir) == NULL) {
+    perror("mkdtemp");
+    return 1;
+  }
   EXPECT_CODE(aclprofInit("/tmp", 4), ACL_ERROR_UNINITIALIZE);
   EXPECT_OK(aclInit(NULL));
   EXPECT_CODE(aclprofInit(NULL, 0), ACL_ERROR_INVALID_PARAM);
@@ -47,8 +61,8 @@ static int Misuse(void) {
   EXPECT_CODE(aclprofStart(cfg), ACL_ERROR_PROF_NOT_RUN);
   EXPECT_CODE(aclprofFinalize(), ACL_ERROR_PROF_NOT_RUN);
   EXPECT_CODE(aclprofStart(NULL), ACL_ERROR_INVALID_PARAM);
-  EXPECT_OK(aclprofInit("/tmp", 4));
-  EXPECT_CODE(aclprofInit("/tmp", 4), ACL_ERROR_REPEAT_INITIALIZE);
+  EXPECT_OK(aclprofInit(dir, strlen(dir)));
+  EXPECT_CODE(aclprofInit(dir, strlen(dir)), ACL_ERROR_REPEAT_INITIALIZE);
   EXPECT_CODE(aclprofStop(cfg), ACL_ERROR_PROF_NOT_RUN);
   EXPECT_OK(aclprofStart(cfg));
   EXPECT_CODE(aclprofStart(cfg), ACL_ERROR_PROF_ALREADY_RUN);
@@ -57,9 +71,11 @@ static int Misuse(void) {
   EXPECT_OK(aclprofStop(cfg));
   EXPECT_OK(aclprofDestroyConfig(cfg));
   EXPECT_CODE(aclprofDestroyConfig(cfg), ACL_ERROR_INVALID_PARAM);
-  EXPECT_OK(aclprofFinalize());  /* nothing recorded (no model ran): no files */
+  EXPECT_OK(aclprofFinalize());
   EXPECT_OK(aclFinalize());
-  return Summary("acl_prof_app");
+  rc = Summary("acl_prof_app");
+  nftw(dir, RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+  return rc;
 }
 
 int main(int argc, char** argv) {
