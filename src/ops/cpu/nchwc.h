@@ -47,10 +47,20 @@ struct ConvShape {
   // weights stay in L1 across the unit's tiles instead of streaming from L2
   // for every tile.
   int64_t oh_band = 0, ib_chunk = 0;
-  // Dense convs: units ordered output-block group first, then image (else
-  // image first): for batches whose weights outweigh one image's input, so a
-  // group's weights are read once for all images instead of once per image.
-  bool groups_outer = false;
+  // Order of a dense conv's units (ConvUnitGrid::At).
+  enum class Order : uint8_t {
+    // image, output-block group, band, chunk.
+    kImageFirst,
+    // group, image, band, chunk: for batches whose weights outweigh one
+    // image's input, so a group's weights are read once for all images
+    // instead of once per image.
+    kGroupsFirst,
+    // image, band, chunk, group: the groups of one pixel chunk are adjacent,
+    // so equal contiguous unit ranges cover equal pixel ranges of every group
+    // even where the last group has fewer output blocks (6 = 4 + 2).
+    kGroupsInner,
+  };
+  Order order = Order::kImageFirst;
 
   int64_t InBlocks() const { return (c_in + block - 1) / block; }
   int64_t OutBlocks() const { return (c_out + block - 1) / block; }
@@ -93,11 +103,36 @@ ConvKernelChoice SelectConvKernel(int block);
 ConvKernelChoice ConvKernelAvx512(int block);
 ConvKernelChoice ConvKernelAvx2(int block);
 ConvKernelChoice ConvKernelBaseline(int block);
-// Units of parallel work: (image, output-block group of fb blocks, band of
-// oh_band output rows, chunk of ow_chunk pixels) for dense convs, (image,
-// block, row, chunk) for depthwise. Units cost about the same, so an even
-// split over threads balances.
+// One unit of parallel work: image n, output-block group g (fb blocks for
+// dense convs, one block for depthwise), output rows [oh_begin, oh_end) and
+// pixels [ow_begin, ow_end) of them.
+struct ConvUnit {
+  int64_t n, g, oh_begin, oh_end, ow_begin, ow_end;
+};
+// The units of a conv: groups x bands of oh_band rows (one row for depthwise)
+// x chunks of ow_chunk pixels per image, numbered in ConvShape::order
+// (depthwise: image first). The only place these rules live: the kernels walk
+// At(), the op counts count() and weighs units for the split over threads.
+struct ConvUnitGrid {
+  int64_t batch = 1, groups = 1, band = 1, bands = 1, chunk = 1, chunks = 1, out_h = 1, out_w = 1;
+  ConvShape::Order order = ConvShape::Order::kImageFirst;
+  int64_t count() const { return batch * groups * bands * chunks; }
+  ConvUnit At(int64_t u) const;
+};
+ConvUnitGrid ConvUnitsOf(const ConvShape& s, int fb);
 int64_t ConvWorkUnits(const ConvShape& s, int fb);
+// The largest work (6-pixel tiles x output blocks, plus set-up per row) of
+// the `threads` contiguous ranges of equal unit counts ThreadPool::ParallelFor
+// hands out for the conv's units.
+double ConvMaxThreadLoad(const ConvShape& s, int fb, int64_t threads);
+// Sets a conv's ib_chunk, oh_band, order and ow_chunk for `fb` output blocks
+// per unit and up to `max_threads` threads (after the op flattened pointwise
+// convs into one row): input-block passes where the weights outgrow L1, groups
+// first at batch > 1 where weights outweigh an image's input, and rows cut into
+// chunks where there are too few units for an even split, chosen (with the
+// order where groups differ in size) so that the largest thread range carries
+// the least work.
+void PlanConvUnits(ConvShape& s, int fb, int max_threads);
 
 // Reorders of images*blocks*rows [begin, end) (units: N * Cb * H).
 void ReorderToBlocked(const float* x, float* y, int64_t channels, int64_t hw_h, int64_t hw_w, int block,

@@ -303,7 +303,6 @@ template <int C, int FB, int OWMAX, bool DW, bool BLK>
 void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end) {
   const ConvShape& s = *a.shape;
   const int64_t ob_total = s.OutBlocks();
-  const int64_t groups = DW ? ob_total : (ob_total + FB - 1) / FB;
   const int64_t pix_stride = BLK || DW ? C : 1;
   const int64_t x_row = s.in_w * pix_stride;
   const int64_t x_img = BLK || DW ? s.InBlocks() * s.in_h * x_row : s.c_in * s.in_h * s.in_w;
@@ -315,21 +314,14 @@ void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end)
   if (ow_hi < ow_lo) ow_hi = ow_lo;
   const bool row_act = rg.act != oc::ActivationKind::kNone && rg.act != oc::ActivationKind::kRelu &&
                        rg.act != oc::ActivationKind::kClip;
-  const int64_t chunk = s.ow_chunk > 0 ? s.ow_chunk : s.out_w;
-  const int64_t chunks = (s.out_w + chunk - 1) / chunk;
-  const int64_t band = DW ? 1 : std::max<int64_t>(1, s.oh_band);
-  const int64_t bands = (s.out_h + band - 1) / band;
+  const oc::nchwc::ConvUnitGrid grid = oc::nchwc::ConvUnitsOf(s, FB);
   // Input blocks per pass. Partial sums wait in y between passes, so a
   // residual Z that shares y's bytes (never the case in a planned graph) gets
   // one pass.
   int64_t kc = DW || s.ib_chunk <= 0 ? rg.n_ib : s.ib_chunk;
   if (a.z && a.z < a.y + s.batch * y_img && a.y < a.z + s.batch * y_img) kc = rg.n_ib;
   for (int64_t u = begin; u < end; ++u) {
-    const bool g_outer = !DW && s.groups_outer;
-    const int64_t n = g_outer ? (u / (bands * chunks)) % s.batch : u / (groups * bands * chunks);
-    const int64_t g = g_outer ? u / (s.batch * bands * chunks) : (u / (bands * chunks)) % groups;
-    const int64_t oh_begin = ((u / chunks) % bands) * band, oh_end = std::min(s.out_h, oh_begin + band);
-    const int64_t ow_begin = (u % chunks) * chunk, ow_end = std::min(s.out_w, ow_begin + chunk);
+    const auto [n, g, oh_begin, oh_end, ow_begin, ow_end] = grid.At(u);
     const int64_t ob0 = DW ? g : g * FB;
     const float* x_n = a.x + n * x_img + (DW ? g * s.in_h * x_row : 0);
     const float* w_g = a.w + ob0 * rg.w_ob;

@@ -9,6 +9,10 @@
 
 namespace oc::nchwc {
 
+namespace {
+int64_t CeilDivPos(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
 int BlockForIsa(Isa isa) {
   switch (isa) {
     case Isa::kAvx512: return 16;
@@ -53,11 +57,131 @@ void UnpackConvWeights(const ConvShape& s, const float* packed, float* w) {
         w[(m * s.c_in + ci) * kk + k] = packed[((((m / c) * nib + ci / cib) * kk + k) * cib + ci % cib) * c + m % c];
 }
 
-int64_t ConvWorkUnits(const ConvShape& s, int fb) {
-  const int64_t groups = s.depthwise ? s.OutBlocks() : (s.OutBlocks() + fb - 1) / fb;
-  const int64_t chunks = s.ow_chunk > 0 ? (s.out_w + s.ow_chunk - 1) / s.ow_chunk : 1;
-  const int64_t band = s.depthwise ? 1 : std::max<int64_t>(1, s.oh_band);
-  return s.batch * groups * ((s.out_h + band - 1) / band) * chunks;
+ConvUnitGrid ConvUnitsOf(const ConvShape& s, int fb) {
+  ConvUnitGrid g;
+  g.batch = s.batch;
+  g.groups = s.depthwise ? s.OutBlocks() : (s.OutBlocks() + fb - 1) / fb;
+  g.band = s.depthwise ? 1 : std::max<int64_t>(1, s.oh_band);
+  g.bands = (s.out_h + g.band - 1) / g.band;
+  g.chunk = s.ow_chunk > 0 ? s.ow_chunk : s.out_w;
+  g.chunks = (s.out_w + g.chunk - 1) / g.chunk;
+  g.out_h = s.out_h, g.out_w = s.out_w;
+  g.order = s.depthwise ? ConvShape::Order::kImageFirst : s.order;
+  return g;
+}
+
+ConvUnit ConvUnitGrid::At(int64_t u) const {
+  int64_t n, g, b, c;
+  switch (order) {
+    case ConvShape::Order::kGroupsInner:
+      g = u % groups, u /= groups;
+      c = u % chunks, u /= chunks;
+      b = u % bands, n = u / bands;
+      break;
+    case ConvShape::Order::kGroupsFirst:
+      c = u % chunks, u /= chunks;
+      b = u % bands, u /= bands;
+      n = u % batch, g = u / batch;
+      break;
+    default:
+      c = u % chunks, u /= chunks;
+      b = u % bands, u /= bands;
+      g = u % groups, n = u / groups;
+      break;
+  }
+  return {n, g, b * band, std::min(out_h, (b + 1) * band), c * chunk, std::min(out_w, (c + 1) * chunk)};
+}
+
+int64_t ConvWorkUnits(const ConvShape& s, int fb) { return ConvUnitsOf(s, fb).count(); }
+
+namespace {
+
+// Cost of a row of `pixels` outputs of `blocks` output blocks in 6-pixel
+// tiles (the remainder one tile), in FMA vectors: a tile issues pixels x blocks
+// FMAs, or (narrow tiles) as many loads as it has weight vectors and input
+// broadcasts; plus set-up.
+double RowCost(int64_t pixels, int64_t blocks) {
+  auto tile = [&](int64_t p) { return static_cast<double>(std::max(p * blocks, p + blocks)); };
+  return static_cast<double>(pixels / 6) * tile(6) + (pixels % 6 ? tile(pixels % 6) : 0.0) + 2.0;
+}
+
+}  // namespace
+
+// The largest of the `threads` contiguous ranges of equal unit counts that
+// ThreadPool::ParallelFor hands out (RowCost of each unit's rows).
+double ConvMaxThreadLoad(const ConvShape& s, int fb, int64_t threads) {
+  const ConvUnitGrid grid = ConvUnitsOf(s, fb);
+  const int64_t units = grid.count(), ob_total = s.OutBlocks();
+  double load = 0;
+  for (int64_t t = 0; t < threads; ++t) {
+    double sum = 0;
+    for (int64_t u = units * t / threads; u < units * (t + 1) / threads; ++u) {
+      const ConvUnit w = grid.At(u);
+      const int64_t blocks = s.depthwise ? 1 : std::min<int64_t>(fb, ob_total - w.g * fb);
+      sum += static_cast<double>(w.oh_end - w.oh_begin) * RowCost(w.ow_end - w.ow_begin, blocks);
+    }
+    load = std::max(load, sum);
+  }
+  return load;
+}
+
+namespace {
+
+// Work units a conv is cut into at least (where its rows allow): enough for an
+// even split over 2..8 threads.
+constexpr int64_t kMinUnits = 16;
+// Weights of one pass over a chunk of input blocks (ConvShape::ib_chunk): what
+// stays in a 32-48 KiB L1 next to the input and the partial sums.
+constexpr int64_t kL1WeightBytes = 32 << 10;
+
+// Pixels per unit along a row (whole 6-pixel tiles; 0: the whole row) and the
+// unit order for a conv with too few units for an even split, such that the
+// `threads` ranges carry the most even work (ConvMaxThreadLoad). Rounding a fixed
+// piece count instead left e.g. 9 units of a 14x14 pointwise conv: 5 against
+// 4 on 2 threads, 1.6x the pixels on one of them; and with the groups of a
+// row adjacent only in the image-first order, a pointwise conv with 6 output
+// blocks (groups of 4 and 2) gave one thread twice the other's blocks.
+void BalanceRowChunks(ConvShape& s, int fb, int64_t threads) {
+  const int64_t tiles = CeilDivPos(s.out_w, 6);
+  const bool uneven_groups = !s.depthwise && s.OutBlocks() % fb != 0 && s.OutBlocks() > fb;
+  ConvShape best = s;
+  double best_load = 0;
+  for (int inner = 0; inner <= (uneven_groups ? 1 : 0); ++inner) {
+    ConvShape t = s;
+    if (inner) t.order = ConvShape::Order::kGroupsInner;
+    for (int64_t c = 1; c <= std::min<int64_t>(tiles, 64); ++c) {
+      const int64_t chunk = CeilDivPos(tiles, c) * 6;
+      t.ow_chunk = CeilDivPos(s.out_w, chunk) > 1 ? chunk : 0;
+      const double load = ConvMaxThreadLoad(t, fb, threads);
+      if ((inner == 0 && c == 1) || load < best_load - 1e-9) best_load = load, best = t;
+    }
+  }
+  s = best;
+}
+
+}  // namespace
+
+void PlanConvUnits(ConvShape& s, int fb, int max_threads) {
+  // Dense convs whose weights outgrow L1 run in passes over chunks of the
+  // input blocks, each over a band of rows (see ConvShape::ib_chunk): the
+  // chunk's weights are then read from L2 once per band instead of once per
+  // tile. Bands are as tall as an even split over the threads allows.
+  if (!s.depthwise && !s.nchw_input) {
+    const int64_t block_bytes = s.k_h * s.k_w * s.block * fb * s.block * int64_t{sizeof(float)};
+    const int64_t kc = std::max<int64_t>(1, kL1WeightBytes / block_bytes);
+    if (kc < s.InBlocks()) {
+      s.ib_chunk = kc;
+      const int64_t groups = s.batch * CeilDivPos(s.OutBlocks(), fb);
+      const int64_t want = max_threads > 1 ? 4 * int64_t{max_threads} : 1;
+      const int64_t bands = std::min(s.out_h, CeilDivPos(want, groups));
+      s.oh_band = CeilDivPos(s.out_h, bands);
+    }
+  }
+  if (!s.depthwise && s.batch > 1 && s.PackedWeightFloats() > s.InBlocks() * s.in_h * s.in_w * s.block)
+    s.order = ConvShape::Order::kGroupsFirst;
+  // Rows split into chunks (whole 6-pixel tiles) where there are too few
+  // units for an even split over threads.
+  if (ConvWorkUnits(s, fb) < kMinUnits) BalanceRowChunks(s, fb, std::max(2, max_threads));
 }
 
 ConvKernelChoice SelectConvKernel(int block) {

@@ -19,12 +19,6 @@ namespace {
 
 // Smallest work worth a second thread, in multiply-adds (a ParallelFor costs ~1 us).
 constexpr int64_t kMinParallelWork = 1 << 15;
-// Work units a conv is cut into at least (where its rows allow): enough for an
-// even split over 2..8 threads.
-constexpr int64_t kMinUnits = 16;
-// Weights of one pass over a chunk of input blocks (ConvShape::ib_chunk): what
-// stays in a 32-48 KiB L1 next to the input and the partial sums.
-constexpr int64_t kL1WeightBytes = 32 << 10;
 
 Expected<int> BlockOf(const Node& node) {
   const int64_t block = node.GetInt("block", 0);
@@ -42,30 +36,6 @@ Status CheckBlocked(const Node& node, const Value& v, const char* what, int bloc
 }
 
 int64_t CeilDiv(int64_t a, int64_t b) { return a < 0 ? -1 : (a + b - 1) / b; }
-
-// Pixels per unit along a row (whole 6-pixel tiles; 0: the whole row) for
-// `rows` rows of `out_w` pixels, such that the `threads` contiguous ranges of
-// equal unit counts that ThreadPool::ParallelFor hands out carry the most even
-// numbers of tiles (each unit also costs half a tile of set-up). Rounding a
-// fixed piece count instead left e.g. 9 units of a 14x14 pointwise conv:
-// 5 against 4 on 2 threads, 1.6x the pixels on one of them.
-int64_t BalancedRowChunk(int64_t rows, int64_t out_w, int64_t threads) {
-  const int64_t tiles = CeilDiv(out_w, 6);
-  int64_t best_chunk = 0;
-  double best_load = 0;
-  for (int64_t c = 1; c <= std::min<int64_t>(tiles, 64); ++c) {
-    const int64_t chunk = CeilDiv(tiles, c) * 6, chunks = CeilDiv(out_w, chunk), units = rows * chunks;
-    double load = 0;
-    for (int64_t t = 0; t < threads; ++t) {
-      double sum = 0;
-      for (int64_t u = units * t / threads; u < units * (t + 1) / threads; ++u)
-        sum += static_cast<double>((std::min(chunk, out_w - (u % chunks) * chunk) + 5) / 6) + 0.5;
-      load = std::max(load, sum);
-    }
-    if (c == 1 || load < best_load - 1e-9) best_load = load, best_chunk = chunks > 1 ? chunk : 0;
-  }
-  return best_chunk;
-}
 
 template <typename F>
 void Split(ThreadPool* pool, int64_t units, int64_t work_per_unit, F fn) {
@@ -256,27 +226,7 @@ class NchwcConvKernel final : public Kernel {
       s_.in_w = s_.out_w = s_.in_h * s_.in_w;
       s_.in_h = s_.out_h = 1;
     }
-    // Dense convs whose weights outgrow L1 run in passes over chunks of the
-    // input blocks, each over a band of rows (see ConvShape::ib_chunk): the
-    // chunk's weights are then read from L2 once per band instead of once per
-    // tile. Bands are as tall as an even split over the threads allows.
-    if (!s_.depthwise && !s_.nchw_input) {
-      const int64_t block_bytes = s_.k_h * s_.k_w * block * kernel_.fb * block * int64_t{sizeof(float)};
-      const int64_t kc = std::max<int64_t>(1, kL1WeightBytes / block_bytes);
-      if (kc < s_.InBlocks()) {
-        s_.ib_chunk = kc;
-        const int64_t groups = s_.batch * CeilDiv(s_.OutBlocks(), kernel_.fb);
-        const int64_t want = init.max_threads > 1 ? 4 * int64_t{init.max_threads} : 1;
-        const int64_t bands = std::min(s_.out_h, CeilDiv(want, groups));
-        s_.oh_band = CeilDiv(s_.out_h, bands);
-      }
-    }
-    if (!s_.depthwise && s_.batch > 1)
-      s_.groups_outer = s_.PackedWeightFloats() > s_.InBlocks() * s_.in_h * s_.in_w * block;
-    // Rows split into chunks (whole 6-pixel tiles) where there are too few
-    // units for an even split over threads.
-    const int64_t whole_rows = nchwc::ConvWorkUnits(s_, kernel_.fb);
-    if (whole_rows < kMinUnits) s_.ow_chunk = BalancedRowChunk(whole_rows, s_.out_w, std::max(2, init.max_threads));
+    nchwc::PlanConvUnits(s_, kernel_.fb, init.max_threads);
     units_ = nchwc::ConvWorkUnits(s_, kernel_.fb);
     const int64_t macs = s_.batch * s_.OutBlocks() * block * s_.out_h * s_.out_w * s_.k_h * s_.k_w *
                          (s_.depthwise ? 1 : s_.c_in);

@@ -156,13 +156,13 @@ nchwc::ConvShape ShapeOf(const Case& s, int block) {
 }
 
 void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int64_t ow_chunk, int64_t ib_chunk = 0,
-                int64_t oh_band = 0, bool groups_outer = false) {
+                int64_t oh_band = 0, nchwc::ConvShape::Order order = nchwc::ConvShape::Order::kImageFirst) {
   const Data d = MakeData(s, 7);
   nchwc::ConvShape cs = ShapeOf(s, block);
   cs.ow_chunk = ow_chunk;
   cs.ib_chunk = ib_chunk;
   cs.oh_band = oh_band;
-  cs.groups_outer = groups_outer;
+  cs.order = order;
   std::vector<float> packed(cs.PackedWeightFloats());
   nchwc::PackConvWeights(cs, d.w.data(), packed.data());
   std::vector<float> unpacked(d.w.size());
@@ -183,7 +183,7 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int6
   ExpectClose(Unblock(yb, s.n, s.m, s.OutH(), s.OutW(), block), d.want,
               std::string(k.isa) + " c=" + std::to_string(block) + " chunk " + std::to_string(ow_chunk) +
                   " ib_chunk " + std::to_string(ib_chunk) + " band " + std::to_string(oh_band) +
-                  (groups_outer ? " groups outer " : " ") + s.Name(),
+                  " order " + std::to_string(static_cast<int>(order)) + " " + s.Name(),
               1e-4f);
 }
 
@@ -206,9 +206,58 @@ TEST(NchwcConvKernel, EveryBuildMatchesNaiveConv) {
         CheckBuild(k, s, block, 0, 1, 3);
         CheckBuild(k, s, block, 5, 2, 100);
         CheckBuild(k, s, block, 0, 3, 1);
-        CheckBuild(k, s, block, 5, 2, 2, true);
+        CheckBuild(k, s, block, 5, 2, 2, nchwc::ConvShape::Order::kGroupsFirst);
+        CheckBuild(k, s, block, 5, 2, 2, nchwc::ConvShape::Order::kGroupsInner);
+        CheckBuild(k, s, block, 0, 0, 0, nchwc::ConvShape::Order::kGroupsInner);
       }
     }
+  }
+}
+
+// Every unit order covers each (image, group, output pixel) exactly once.
+TEST(NchwcConvUnits, EveryOrderCoversTheOutputOnce) {
+  using Order = nchwc::ConvShape::Order;
+  nchwc::ConvShape s;
+  s.block = 16, s.batch = 3, s.c_in = 16, s.c_out = 16 * 7, s.in_h = s.out_h = 5, s.in_w = s.out_w = 13;
+  s.ow_chunk = 6, s.oh_band = 2;
+  for (Order order : {Order::kImageFirst, Order::kGroupsFirst, Order::kGroupsInner}) {
+    s.order = order;
+    const nchwc::ConvUnitGrid grid = nchwc::ConvUnitsOf(s, 4);
+    ASSERT_EQ(grid.count(), 3 * 2 * 3 * 3);
+    std::vector<int> seen(3 * 2 * 5 * 13, 0);
+    for (int64_t u = 0; u < grid.count(); ++u) {
+      const nchwc::ConvUnit w = grid.At(u);
+      for (int64_t y = w.oh_begin; y < w.oh_end; ++y)
+        for (int64_t x = w.ow_begin; x < w.ow_end; ++x) ++seen[((w.n * 2 + w.g) * 5 + y) * 13 + x];
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(seen.size()))
+        << "order " << static_cast<int>(order);
+  }
+}
+
+// Output blocks x pixels each of 2 threads gets for a conv after
+// PlanConvUnits, counted from the units themselves: MobileNetV2's pointwise
+// convs with 6, 9 and 10 output blocks (last group smaller than 4 blocks) and
+// ResNet/MobileNetV2 ones with whole groups.
+TEST(NchwcConvUnits, TwoThreadsGetEqualWork) {
+  struct P { int64_t c_in, c_out, hw; };
+  for (const P p : {P{16, 96, 112}, P{24, 144, 56}, P{384, 96, 14}, P{576, 160, 7}, P{960, 160, 7},
+                    P{64, 256, 56}, P{96, 576, 14}, P{32, 16, 112}}) {
+    nchwc::ConvShape s;
+    s.block = 16, s.c_in = p.c_in, s.c_out = p.c_out, s.in_h = s.out_h = 1, s.in_w = s.out_w = p.hw * p.hw;
+    nchwc::PlanConvUnits(s, 4, 2);
+    const nchwc::ConvUnitGrid grid = nchwc::ConvUnitsOf(s, 4);
+    const int64_t units = grid.count();
+    int64_t work[2] = {0, 0};
+    for (int t = 0; t < 2; ++t)
+      for (int64_t u = units * t / 2; u < units * (t + 1) / 2; ++u) {
+        const nchwc::ConvUnit w = grid.At(u);
+        work[t] += std::min<int64_t>(4, s.OutBlocks() - 4 * w.g) * (w.ow_end - w.ow_begin) * (w.oh_end - w.oh_begin);
+      }
+    EXPECT_EQ(work[0] + work[1], s.OutBlocks() * p.hw * p.hw);
+    const double ratio = double(std::max(work[0], work[1])) / std::min(work[0], work[1]);
+    // Whole 6-pixel chunks: 196 pixels split as 102 + 94 at best.
+    EXPECT_LT(ratio, 1.09) << p.c_in << "->" << p.c_out << " @" << p.hw << ": " << work[0] << " vs " << work[1];
   }
 }
 
