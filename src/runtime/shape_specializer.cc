@@ -17,13 +17,40 @@ std::string DimsString(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
+// An infer function that fails although every input of its node has a static
+// shape either rejects the node for good (an attribute, an element type) or
+// wants the value of an input that is only known at run time (a Reshape target
+// computed from an input). To tell them apart, the non-constant inputs are
+// given placeholder data (zeros) and the node is inferred again: an error that
+// stays word for word the same does not depend on the data. Large inputs get
+// none: the inputs that decide a shape (targets, pads, scales, axes, counts)
+// are small, and the ops whose shape follows large data (NonZero, Compress,
+// NonMaxSuppression, Unique) infer an unknown dim instead of failing.
+bool FailsWhateverTheData(Node& n, const OpDef& def, const Status& first) {
+  constexpr int64_t kMaxPlaceholderElements = 4096;
+  std::vector<Value*> given;
+  for (Value* in : n.inputs) {
+    if (!in || in->constant || in->kind != ValueKind::kTensor || !in->IsStatic()) continue;
+    const int64_t bytes = in->ByteSize();
+    if (bytes < 0 || in->NumElements() > kMaxPlaceholderElements) continue;
+    in->constant = TensorData::Allocate(static_cast<size_t>(bytes));
+    given.push_back(in);
+  }
+  if (given.empty()) return true;
+  const Status again = def.infer(n);
+  for (Value* in : given) in->constant.reset();
+  return !again.ok() && again.code() == first.code() && again.message() == first.message();
+}
+
 // After specialisation every value should be static; one that is not comes
 // from an op whose output shape depends on data. Re-running the node's infer
-// function tells a real shape error (returned as is) from an op that computed
-// "unknown" on purpose (the NotSupported returned then, naming the node, is
-// what a caller without the interpreter reports).
-Status ExplainNonStatic(Graph& g) {
-  Status data_dependent;
+// function tells a real error (returned as is, *data_dependent false) from an
+// op that computed "unknown" on purpose or needs input data to know its shape
+// (a NotSupported naming the node, *data_dependent true: what a caller
+// without the interpreter reports).
+Status ExplainNonStatic(Graph& g, bool* data_dependent) {
+  Status first_dependent;
+  *data_dependent = false;
   for (auto& up : g.nodes()) {
     Node& n = *up;
     const Value* unknown = nullptr;
@@ -35,13 +62,17 @@ Status ExplainNonStatic(Graph& g) {
     // Every node is checked: a shape error must not hide behind a data-dependent op before it.
     if (inputs_static) {
       const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
-      if (def && def->infer) OC_RETURN_IF_ERROR(def->infer(n));
+      if (def && def->infer) {
+        Status st = def->infer(n);
+        if (!st.ok() && (st.code() != StatusCode::kNotSupported || FailsWhateverTheData(n, *def, st))) return st;
+      }
     }
-    if (data_dependent.ok())
-      data_dependent = NotSupported("data-dependent output shape of ", n.Describe(), " (value '", unknown->name,
-                                    "' has shape ", unknown->ShapeString(), ") is not supported yet");
+    if (first_dependent.ok())
+      first_dependent = NotSupported("data-dependent output shape of ", n.Describe(), " (value '", unknown->name,
+                                     "' has shape ", unknown->ShapeString(), ") is not supported yet");
   }
-  return data_dependent;
+  *data_dependent = !first_dependent.ok();
+  return first_dependent;
 }
 
 }  // namespace
@@ -104,9 +135,10 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const S
     opts.precision_mode = it->second;
   Status st = RunPipeline(*g, opts);
   if (st.ok() && IsDynamicGraph(*g)) {
-    st = ExplainNonStatic(*g);
+    bool data_dependent = false;
+    st = ExplainNonStatic(*g, &data_dependent);
     // Data-dependent shapes: the interpreter runs these inputs.
-    if (st.code() == StatusCode::kNotSupported) return std::shared_ptr<const Executable>();
+    if (data_dependent) return std::shared_ptr<const Executable>();
   }
   if (!st.ok()) {
     std::string sig;

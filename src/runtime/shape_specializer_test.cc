@@ -105,6 +105,53 @@ TEST(DynamicShapes, PipelineKeepsUnknownDimsAndDefersThePlan) {
   EXPECT_NE(st.message().find("dynamic shapes are not supported yet"), std::string::npos) << st.message();
 }
 
+// Static input shapes, but a node whose infer function fails: a Reshape whose
+// target is an input (its data is known only at run time) is left to the
+// interpreter; a node rejected whatever its data (TfIdfVectorizer over float
+// ids: not supported) is an error when specialising, i.e. at atc, not at the
+// first run.
+std::shared_ptr<Graph> StaticInputsGraph(bool data_dependent) {
+  auto g = std::make_shared<Graph>();
+  g->name = data_dependent ? "reshape_by_input" : "tfidf_float";
+  g->opset_imports[""] = 17;
+  Value* x = Tensor(*g, "x", {2, 6});
+  Value* y = g->AddValue("y");
+  if (data_dependent) {
+    Value* shape = Tensor(*g, "shape", {2}, DataType::kInt64);
+    g->AddNode("Reshape", "reshape", {x, shape}, {y});
+    g->inputs = {x, shape};
+  } else {
+    Node* n = g->AddNode("TfIdfVectorizer", "tfidf", {x}, {y});
+    n->SetString("mode", "TF");
+    n->SetInt("min_gram_length", 1);
+    n->SetInt("max_gram_length", 1);
+    n->SetInt("max_skip_count", 0);
+    n->SetInts("ngram_counts", {0});
+    n->SetInts("ngram_indexes", {0, 1});
+    n->SetInts("pool_int64s", {3, 4});
+    g->inputs = {x};
+  }
+  g->outputs = {y};
+  CompileOptions opts;
+  opts.allow_dynamic = true;
+  Status st = RunPipeline(*g, opts);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return g;
+}
+
+TEST(DynamicShapes, StaticInputsTellDataDependentShapesFromUnsupportedNodes) {
+  ShapeSpecializer reshape(StaticInputsGraph(true), {}, 1);
+  auto exe = reshape.Get({{2, 6}, {2}});
+  ASSERT_TRUE(exe.ok()) << exe.status().ToString();
+  EXPECT_EQ(*exe, nullptr);  // the interpreter's case
+  ShapeSpecializer tfidf(StaticInputsGraph(false), {}, 1);
+  auto bad = tfidf.Get({{2, 6}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kNotSupported);
+  EXPECT_NE(bad.status().message().find("input of type float32 is not supported"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(DynamicShapes, OmRoundTripKeepsUnknownDimsAsFormatVersion2) {
   auto g = CompileDynamic();
   OmWriteOptions w;
