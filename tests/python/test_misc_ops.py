@@ -510,3 +510,47 @@ def test_tfidf_vectorizer_rejects_bad_attributes(bad, expect):
         path = save_model(model, d)
         _, proc = atc_compile(path, os.path.join(d, "model"), {"x": [4]}, check=False)
     assert proc.returncode != 0 and expect in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+# ---- MaxRoiPool against onnxruntime -------------------------------------------------------------
+
+def roi_case(n, c, h, w, rois, pooled, scale, dtype=np.float32):
+    x = f32(n, c, h, w, lo=-3, hi=3).astype(dtype)
+    attrs = {"pooled_shape": list(pooled)}
+    if scale is not None:
+        attrs["spatial_scale"] = scale
+    return model_of("MaxRoiPool", [("x", x), ("rois", np.asarray(rois, dtype))], attrs=attrs, opset=17)
+
+
+ROIS = [[0, 0, 0, 14, 11], [1, 2.4, 3.5, 9.6, 8.5], [0, 5, 5, 5, 5], [1, -4, -3, 30, 25],
+        [0, 13, 10, 2, 1], [1, 7.5, 0.5, 12.49, 6.51], [0, 20, 20, 40, 40]]
+
+
+@pytest.mark.parametrize("pooled,scale", [((3, 4), None), ((2, 2), 0.5), ((7, 5), 1.0), ((1, 1), 2.0),
+                                          ((6, 6), 0.25)])
+def test_max_roi_pool_matches_onnxruntime(pooled, scale):
+    model, feeds = roi_case(2, 3, 12, 15, ROIS, pooled, scale)
+    compile_and_compare(model, feeds, rtol=0, atol=0)
+
+
+def test_max_roi_pool_float64_matches_float32_reference():
+    # onnxruntime has MaxRoiPool for float32 only: the float64 model must give the
+    # float32 model's result on values that are exact in both.
+    m32, f = roi_case(1, 2, 9, 11, [[0] + r[1:] for r in ROIS], (3, 3), 1.0)
+    x64 = {k: v.astype(np.float64) for k, v in f.items()}
+    m64, _ = model_of("MaxRoiPool", [("x", x64["x"]), ("rois", x64["rois"])], attrs={"pooled_shape": [3, 3]},
+                      opset=17)
+    from oc_harness import ort_run
+    expected = ort_run(m32, f)[0].astype(np.float64)
+    check_numpy(m64, x64, [expected], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("rois,expect", [([[2, 0, 0, 3, 3]], "batch index 2"), ([[0.5, 0, 0, 3, 3]], "batch index 0.5"),
+                                         ([[0, np.nan, 0, 3, 3]], "non-finite")])
+def test_max_roi_pool_rejects_bad_regions(rois, expect):
+    model, feeds = roi_case(2, 1, 5, 5, rois, (2, 2), None)
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        om, _ = atc_compile(path, os.path.join(d, "model"), {k: list(v.shape) for k, v in feeds.items()})
+        _, proc = msame_run(om, list(feeds.values()), d, check=False)
+    assert proc.returncode != 0 and expect in proc.stdout + proc.stderr, proc.stdout + proc.stderr
