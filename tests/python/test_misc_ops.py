@@ -554,3 +554,56 @@ def test_max_roi_pool_rejects_bad_regions(rois, expect):
         om, _ = atc_compile(path, os.path.join(d, "model"), {k: list(v.shape) for k, v in feeds.items()})
         _, proc = msame_run(om, list(feeds.values()), d, check=False)
     assert proc.returncode != 0 and expect in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+# ---- Multinomial: draws follow softmax(x); seeded runs repeat ------------------------------------
+
+def multinomial_model(x, samples, seed=None, dtype=None):
+    attrs = {"sample_size": samples}
+    if seed is not None:
+        attrs["seed"] = seed
+    if dtype is not None:
+        attrs["dtype"] = dtype
+    return model_of("Multinomial", [("x", x)], attrs=attrs, opset=17)
+
+
+@pytest.mark.parametrize("in_dtype,out_dtype", [(np.float32, None), (np.float64, 7)])
+def test_multinomial_frequencies_follow_softmax(in_dtype, out_dtype):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((3, 6)) * 1.5).astype(in_dtype)
+    x[2, 4] = -np.inf  # a class that must never be drawn
+    n = 20000
+    model, feeds = multinomial_model(x, n, seed=3.0, dtype=out_dtype)
+    y = ours(model, feeds)[0]
+    assert y.shape == (3, n) and y.dtype == (np.int64 if out_dtype == 7 else np.int32)
+    assert y.min() >= 0 and y.max() < 6
+    p = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    assert not np.any(y[2] == 4)
+    for r in range(3):
+        counts = np.bincount(y[r], minlength=6)
+        live = p[r] > 0
+        expected = p[r][live] * n
+        chi2 = float(((counts[live] - expected) ** 2 / expected).sum())
+        # 40.5 is the chi-square distribution's 1 - 1e-6 quantile for 7 degrees of
+        # freedom (scipy.stats.chi2.ppf), above the 5 (or 4) a row has here.
+        assert chi2 < 40.5, f"row {r}: counts {counts} vs expected {expected.round(1)} (chi2 {chi2:.1f})"
+
+
+def test_multinomial_seed_repeats_and_differs():
+    x = np.log(np.full((2, 10), 0.1, np.float32))
+    a = ours(*multinomial_model(x, 500, seed=1.0))[0]
+    b = ours(*multinomial_model(x, 500, seed=1.0))[0]
+    c = ours(*multinomial_model(x, 500, seed=2.0))[0]
+    np.testing.assert_array_equal(a, b)
+    assert np.mean(a != c) > 0.5
+
+
+def test_multinomial_rejects_nan_rows():
+    x = np.array([[0.0, np.nan, 1.0]], np.float32)
+    model, feeds = multinomial_model(x, 4)
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        om, _ = atc_compile(path, os.path.join(d, "model"), {"x": [1, 3]})
+        _, proc = msame_run(om, [x], d, check=False)
+    assert proc.returncode != 0 and "NaN or +inf" in proc.stdout + proc.stderr, proc.stdout + proc.stderr

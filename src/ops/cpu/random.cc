@@ -1,6 +1,7 @@
 // Random generators: Bernoulli (y[i] = 1 with probability x[i], else 0),
 // RandomUniform / RandomNormal (shape from an attribute) and their *Like forms
-// (shape, and by default dtype, of the input).
+// (shape, and by default dtype, of the input), Multinomial (class indices drawn
+// from rows of unnormalised log-probabilities).
 //
 // Random numbers are counter-based (no generator state to share between
 // threads or concurrent runs): element i of run k draws
@@ -11,11 +12,14 @@
 // draws use Box-Muller on two such uniforms. The Bernoulli draws
 // cannot equal numpy's (the ONNX node tests' expected outputs come from
 // numpy.random.binomial), so those tests are excluded, not matched.
+#include <algorithm>
 #include <atomic>
+#include <limits>
 #include <cmath>
 #include <numbers>
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "ops/cpu/tensor_util.h"
 #include "ops/infer_util.h"
@@ -185,6 +189,94 @@ Expected<KernelPtr> MakeGenerator(const KernelInit& init) {
   return KernelPtr(new GeneratorKernel<float>(normal, a, b, count, KeyOf(n)));
 }
 
+// ---- Multinomial -------------------------------------------------------------------------------
+//
+// Row r of the [batch, classes] input holds unnormalised log-probabilities;
+// sample s of that row is the class j whose share of the cumulative sum of
+// exp(x - max) first exceeds u * total, u the uniform for element
+// r * sample_size + s of the run (the same counter-based draws as above). The
+// cumulative sums live in the per-run scratch, in double.
+
+Expected<DataType> MultinomialType(const Node& n) {
+  const DataType t = static_cast<DataType>(n.GetInt("dtype", static_cast<int64_t>(DataType::kInt32)));
+  if (t != DataType::kInt32 && t != DataType::kInt64)
+    return InvalidArgument(n.Describe(), ": dtype must be int32 or int64, got ", DataTypeName(t));
+  return t;
+}
+
+Status InferMultinomial(Node& node) {
+  OC_RETURN_IF_ERROR(RequireInput(node, 0));
+  const Value& x = *node.input(0);
+  if (x.shape.size() != 2)
+    return InvalidArgument(node.Describe(), ": input must be [batch_size, class_size], got ", x.ShapeString());
+  OC_ASSIGN_OR_RETURN(DataType t, MultinomialType(node));
+  const int64_t samples = node.GetInt("sample_size", 1);
+  if (samples < 1) return InvalidArgument(node.Describe(), ": sample_size must be >= 1, got ", samples);
+  SetOutput(node, 0, t, {x.shape[0], samples});
+  return Status::Ok();
+}
+
+template <typename TI, typename TO>
+class MultinomialKernel final : public Kernel {
+ public:
+  MultinomialKernel(std::string name, int64_t batch, int64_t classes, int64_t samples, uint64_t key)
+      : name_(std::move(name)), batch_(batch), classes_(classes), samples_(samples), key_(key) {}
+
+  size_t ScratchBytes() const override { return static_cast<size_t>(classes_) * sizeof(double); }
+
+  Status Run(const KernelIO& io) override {
+    const uint64_t run = runs_.fetch_add(1, std::memory_order_relaxed);
+    const TI* x = io.in<TI>(0);
+    TO* y = io.out<TO>(0);
+    double* cum = static_cast<double*>(io.scratch);
+    for (int64_t r = 0; r < batch_; ++r) {
+      const TI* row = x + r * classes_;
+      double top = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < classes_; ++j) {
+        const double v = static_cast<double>(row[j]);
+        if (std::isnan(v) || v == std::numeric_limits<double>::infinity())
+          return InvalidArgument(name_, ": row ", r, " has a NaN or +inf log-probability at class ", j);
+        top = std::max(top, v);
+      }
+      if (classes_ == 0 || top == -std::numeric_limits<double>::infinity())
+        return InvalidArgument(name_, ": row ", r, " has no class with a non-zero probability");
+      double total = 0;
+      for (int64_t j = 0; j < classes_; ++j) cum[j] = total += std::exp(static_cast<double>(row[j]) - top);
+      for (int64_t s = 0; s < samples_; ++s) {
+        const double u = UniformAt(key_, run, static_cast<uint64_t>(r * samples_ + s)) * total;
+        // First class whose cumulative sum exceeds u; u < total, so one does
+        // (the min() only guards rounding).
+        const int64_t j = std::upper_bound(cum, cum + classes_, u) - cum;
+        y[r * samples_ + s] = static_cast<TO>(std::min(j, classes_ - 1));
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::string name_;
+  int64_t batch_, classes_, samples_;
+  uint64_t key_;
+  std::atomic<uint64_t> runs_{0};
+};
+
+Expected<KernelPtr> MakeMultinomial(const KernelInit& init) {
+  const Node& n = init.node;
+  OC_RETURN_IF_ERROR(RequireStaticShapes(n));
+  OC_ASSIGN_OR_RETURN(DataType t, MultinomialType(n));
+  const Value& x = *n.input(0);
+  const int64_t batch = x.shape[0], classes = x.shape[1], samples = n.GetInt("sample_size", 1);
+  const uint64_t key = KeyOf(n);
+  const std::string name = n.Describe();
+  auto make = [&]<typename TI>() -> Expected<KernelPtr> {
+    if (t == DataType::kInt64) return KernelPtr(new MultinomialKernel<TI, int64_t>(name, batch, classes, samples, key));
+    return KernelPtr(new MultinomialKernel<TI, int32_t>(name, batch, classes, samples, key));
+  };
+  if (x.dtype == DataType::kFloat32) return make.operator()<float>();
+  if (x.dtype == DataType::kFloat64) return make.operator()<double>();
+  return NotSupported(n.Describe(), ": input type ", DataTypeName(x.dtype), " (supported: float32, float64)");
+}
+
 }  // namespace
 
 void RegisterRandomOps(OpRegistry& r) {
@@ -192,6 +284,8 @@ void RegisterRandomOps(OpRegistry& r) {
               .foldable = false});
   for (const char* op : {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike"})
     r.Register({.op_type = op, .min_opset = 1, .infer = InferGenerator, .cpu = MakeGenerator, .foldable = false});
+  r.Register({.op_type = "Multinomial", .min_opset = 7, .infer = InferMultinomial, .cpu = MakeMultinomial,
+              .foldable = false});
 }
 
 }  // namespace oc
