@@ -113,6 +113,8 @@ void Shapes(benchmark::internal::Benchmark* b) {
   for (int isa : {2, 1, 0}) {
     for (int s : {512, 1024}) b->Args({isa, s, s, s, 0, 0, 1});
     if (isa == 0) continue;
+    // Both operands pre-packed: the packing's share of the squares.
+    for (int s : {512, 1024}) b->Args({isa, s, s, s, 0, 3, 1});
     b->Args({isa, 1024, 1024, 1024, 0, 1, 1});
     b->Args({isa, 64, 3136, 576, 0, 0, 1});    // ResNet-50 conv2_x 3x3 (plain B)
     b->Args({isa, 64, 3136, 576, 0, 2, 1});    // the same with pre-packed weights
@@ -134,6 +136,8 @@ void Shapes(benchmark::internal::Benchmark* b) {
     b->Args({isa, 512, 49, 2048, 0, 2, 1});    // ResNet-50 conv5_x 1x1 reduce
     b->Args({isa, 512, 49, 4608, 0, 2, 1});    // ResNet-50 conv5_x 3x3
     b->Args({isa, 1, 1000, 2048, 1, 1, 1});    // ResNet-50 fc (Gemm transB), batch 1
+    b->Args({isa, 1, 1000, 1280, 1, 1, 1});    // MobileNetV2 classifier, batch 1
+    b->Args({isa, 8, 1000, 1280, 1, 1, 1});    // MobileNetV2 classifier, batch 8
     b->Args({isa, 1, 2304, 768, 0, 1, 1});     // GPT-2 small decode: QKV projection
     b->Args({isa, 1, 768, 3072, 0, 1, 1});     // GPT-2 small decode: MLP down
     // BERT-base / GPT-2 small, sequence 128 (M = tokens): projections, FFN up/down.
@@ -152,56 +156,6 @@ void Shapes(benchmark::internal::Benchmark* b) {
     b->Args({2, s[0], s[1], s[2], 0, s[3], 2});
 }
 BENCHMARK(BM_Sgemm)->Apply(Shapes)->UseRealTime()->MinTime(0.3);
-
-// A convolution's GEMM (C = W X, W [M x K] weights, X [K x N] input, C
-// row-major M x N) computed with A and B swapped for a small N: C^T = X^T W^T
-// with trans_c, W pre-packed as B panels. Compare with BM_Sgemm pack:2.
-// args: isa, M, N, K, threads
-void BM_SgemmSwapped(benchmark::State& st) {
-  const GemmUkernel* uk = UkernelForIsa(static_cast<Isa>(st.range(0)));
-  if (!uk) {
-    st.SkipWithError("ISA not supported here");
-    return;
-  }
-  const int64_t m = st.range(1), n = st.range(2), k = st.range(3);
-  const int threads = static_cast<int>(st.range(4));
-  ThreadPool pool(threads);
-  auto w = Random(m * k), x = Random(k * n);
-  std::vector<float> c(m * n);
-  SgemmPlan plan(*uk, n, m, k, threads);
-  PackedOperand pw = PackedOperand::Make(*uk, PackedSide::kB, w.data(), k, true, m, k, {});
-  SgemmArgs g;
-  g.m = n, g.n = m, g.k = k, g.a = x.data(), g.lda = n, g.trans_a = true;
-  g.packed_b = pw.data();
-  g.c = c.data(), g.ldc = n, g.trans_c = true;
-  std::vector<double> cpu;
-  cpu.reserve(1 << 16);
-  double best = 1e30;
-  for (auto _ : st) {
-    auto t0 = std::chrono::steady_clock::now();
-    const double c0 = CpuSeconds(threads > 1);
-    plan.Run(g, &pool);
-    benchmark::DoNotOptimize(c.data());
-    benchmark::ClobberMemory();
-    cpu.push_back(CpuSeconds(threads > 1) - c0);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  const double flop = 2.0 * m * n * k;
-  st.counters["best_GFLOP/s"] = flop / best * 1e-9;
-  st.counters["cpu_GFLOP/s"] = flop / std::max(Median(cpu), 1e-9) * 1e-9;
-  st.SetLabel(uk->name);
-}
-BENCHMARK(BM_SgemmSwapped)
-    ->ArgNames({"isa", "M", "N", "K", "thr"})
-    ->Args({2, 2048, 49, 512, 1})   // ResNet-50 conv5_x 1x1 expand
-    ->Args({2, 512, 49, 2048, 1})   // ResNet-50 conv5_x 1x1 reduce
-    ->Args({2, 512, 49, 4608, 1})   // ResNet-50 conv5_x 3x3 (im2col)
-    ->Args({2, 256, 196, 2304, 1})  // ResNet-50 conv4_x 3x3 (im2col)
-    ->Args({2, 1024, 196, 256, 1})  // ResNet-50 conv4_x 1x1 expand
-    ->Args({2, 2048, 49, 512, 2})
-    ->Args({2, 512, 49, 4608, 2})
-    ->UseRealTime()
-    ->MinTime(0.3);
 
 // The micro-kernel alone on L1-resident panels (one MR x NR tile, C += A B
 // with beta = 1): the ceiling the blocked driver can approach.

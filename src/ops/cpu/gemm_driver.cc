@@ -25,15 +25,6 @@ constexpr GemmUkernel kUkernels[] = {
 
 inline int64_t RoundUp(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-// The largest micro-tile (MR * NR) of any micro-kernel in the table: the
-// stack tile of the transposed-C fallback.
-constexpr int kMaxTileFloats = 512;
-static_assert([] {
-  for (const GemmUkernel& uk : kUkernels)
-    if (uk.mr * uk.nr > kMaxTileFloats) return false;
-  return true;
-}());
-
 // Asks for rows x cols of C in L2 (for writing): each row's first and last line.
 inline void PrefetchTileL2(const float* c, int64_t ldc, int64_t rows, int64_t cols) {
   for (int64_t i = 0; i < rows; ++i) {
@@ -77,13 +68,6 @@ const GemmUkernel& DefaultUkernel() {
 GemmUkernelLdbFn DirectBUkernelFor(const GemmUkernel& uk) {
 #if defined(__x86_64__) || defined(_M_X64)
   if (uk.fn == &f32_gemm_14x32_avx512) return &f32_gemm_ldb_14x32_avx512;
-#endif
-  return nullptr;
-}
-
-GemmUkernelFusedFn TransposedUkernelFor(const GemmUkernel& uk) {
-#if defined(__x86_64__) || defined(_M_X64)
-  if (uk.fn == &f32_gemm_14x32_avx512) return &f32_gemm_trans_14x32_avx512;
 #endif
   return nullptr;
 }
@@ -320,26 +304,7 @@ Expected<const float*> RawOrUnpacked(const float* raw, std::span<const uint8_t> 
 // ---- Epilogue -----------------------------------------------------------------
 
 void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m,
-                   int64_t n, bool trans) {
-  if (trans) {
-    // Stored row j holds column col0 + j: m contiguous values over i.
-    for (int64_t j = 0; j < n; ++j) {
-      float* cj = c + j * ldc;
-      if (ep.bias_kind == Epilogue::Bias::kPerRow) {
-        const float* bv = ep.bias + row0;
-        for (int64_t i = 0; i < m; ++i) cj[i] += bv[i];
-      } else if (ep.bias_kind == Epilogue::Bias::kPerCol) {
-        const float bv = ep.bias[col0 + j];
-        for (int64_t i = 0; i < m; ++i) cj[i] += bv;
-      }
-      if (ep.residual) {
-        const float* r = ep.residual + (col0 + j) * ep.ldr + row0;
-        for (int64_t i = 0; i < m; ++i) cj[i] += r[i];
-      }
-      if (ep.act.kind != ActivationKind::kNone) ApplyActivation(ep.act, cj, m);
-    }
-    return;
-  }
+                   int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
     if (ep.bias_kind == Epilogue::Bias::kPerRow) {
@@ -420,37 +385,29 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   float* abuf = buffers;
   float* bbuf = abuf + a_buf_;
   const int64_t K = g.k;
-  const bool do_epilogue = !g.epilogue.empty();
-  // The epilogue in registers, before the one store of the tile, where the
-  // micro-kernel can do it; else a second pass over the (L1-hot) tile.
-  const bool fuse_ep = do_epilogue && EpilogueFusable(g.epilogue);
-  const bool tc = g.trans_c;
-  const GemmUkernelFusedFn fused = fuse_ep && !tc ? FusedUkernelFor(uk) : nullptr;
-  const GemmUkernelFusedFn trans_fn = tc ? TransposedUkernelFor(uk) : nullptr;
-  // The fused-epilogue kernel (with an empty epilogue where none applies)
-  // also takes TileEpilogue::b_next, the next B micro-panel to prefetch.
-  const GemmUkernelFusedFn prefetching = tc ? nullptr : FusedUkernelFor(uk);
+  const Epilogue& ep = g.epilogue;
+  const bool do_epilogue = !ep.empty();
+  // The fused-epilogue variant of the micro-kernel (where the ISA has one)
+  // runs every tile: it applies the epilogue in registers before the one
+  // store of the last K block's tile (else a second pass over the L1-hot
+  // tile does), and takes TileEpilogue::b_next, the B to prefetch.
+  const GemmUkernelFusedFn fused = FusedUkernelFor(uk);
+  const bool fuse_ep = fused && do_epilogue && EpilogueFusable(ep);
   // Few rows: packing B would cost a large share of the FMA work (1 copy per
   // m1 - m0 FMAs per element), so the micro-kernel reads B where it is.
-  const GemmUkernelLdbFn direct_b = !g.packed_b && !g.pack_b && !g.trans_b && !tc &&
-                                            m1 - m0 <= kDirectBMaxRows && g.k <= kDirectBMaxK
+  const GemmUkernelLdbFn direct_b = !g.packed_b && !g.pack_b && !g.trans_b && m1 - m0 <= kDirectBMaxRows &&
+                                            g.k <= kDirectBMaxK
                                         ? DirectBUkernelFor(uk)
                                         : nullptr;
-  const Epilogue& ep = g.epilogue;
-  // Where element (row, col) of C lives.
-  auto at = [&](int64_t row, int64_t col) { return tc ? g.c + col * g.ldc + row : g.c + row * g.ldc + col; };
-  auto tile_epilogue = [&](int64_t row0, int64_t col0) {
+  // The epilogue of the tile at (row0, col0) when it goes into the kernel.
+  auto tile_epilogue = [&](bool last, int64_t row0, int64_t col0) {
     TileEpilogue te;
+    if (!last || !fuse_ep) return te;
     if (ep.bias_kind == Epilogue::Bias::kPerRow) te.row_bias = ep.bias + row0;
     else if (ep.bias_kind == Epilogue::Bias::kPerCol) te.col_bias = ep.bias + col0;
-    if (ep.residual) te.residual = ep.residual + (tc ? col0 * ep.ldr + row0 : row0 * ep.ldr + col0), te.ldr = ep.ldr;
+    if (ep.residual) te.residual = ep.residual + row0 * ep.ldr + col0, te.ldr = ep.ldr;
     te.act = ep.act.kind, te.act_alpha = ep.act.alpha, te.act_beta = ep.act.beta;
     return te;
-  };
-  // A rows x cols tile starting at (row, col) into L2.
-  auto prefetch_tile = [&](int64_t row, int64_t col, int64_t rows, int64_t cols) {
-    if (tc) PrefetchTileL2(at(row, col), g.ldc, cols, rows);
-    else PrefetchTileL2(at(row, col), g.ldc, rows, cols);
   };
   for (int64_t jc = n0; jc < n1; jc += nc_) {
     const int64_t nc = std::min(nc_, n1 - jc);
@@ -541,67 +498,33 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
             const RowTile tile = row_tile(t);
             const int64_t ir = tile.row, m = tile.rows;
             const int64_t row0 = ic + ir, col0 = jc + jr;
-            float* c = at(row0, col0);
+            float* c = g.c + row0 * g.ldc + col0;
             // The next tile's C into L2 one micro-kernel call ahead (its
             // latency from L3 or memory is far longer than the kernel's final
             // steps, where the kernel pulls its own tile into L1).
             if (t + 1 < panels) {
               const RowTile next = row_tile(t + 1);
-              prefetch_tile(ic + next.row, col0, next.rows, n);
+              PrefetchTileL2(c + (next.row - ir) * g.ldc, g.ldc, next.rows, n);
             } else if (jr + nr < nc) {
-              prefetch_tile(ic, col0 + nr, row_tile(0).rows, std::min<int64_t>(nr, nc - jr - nr));
+              PrefetchTileL2(g.c + ic * g.ldc + col0 + nr, g.ldc, row_tile(0).rows,
+                             std::min<int64_t>(nr, nc - jr - nr));
             }
             const float* ap = tile.a;
-            if (tc) {
-              if (trans_fn) {
-                trans_fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta,
-                         last && fuse_ep ? tile_epilogue(row0, col0) : TileEpilogue{});
-                if (last && do_epilogue && !fuse_ep) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n, true);
-              } else {
-                // No transposing kernel for this ISA: through a stack tile.
-                alignas(64) float tile[kMaxTileFloats];
-                uk.fn(kc, ap, bp, tile, nr, m, n, g.alpha, 0.f);
-                for (int64_t j = 0; j < n; ++j) {
-                  float* cj = c + j * g.ldc;
-                  if (beta == 0.f) {
-                    for (int64_t i = 0; i < m; ++i) cj[i] = tile[i * nr + j];
-                  } else {
-                    for (int64_t i = 0; i < m; ++i) cj[i] = tile[i * nr + j] + beta * cj[i];
-                  }
-                }
-                if (last && do_epilogue) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n, true);
-              }
-              continue;
-            }
+            TileEpilogue te = tile_epilogue(last, row0, col0);
             if (direct_b) {
-              direct_b(kc, ap, bp, g.ldb, c, g.ldc, m, n, g.alpha, beta,
-                       last && fuse_ep ? tile_epilogue(row0, col0) : TileEpilogue{});
-              if (last && do_epilogue && !fuse_ep) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
-              continue;
-            }
-            const float* b_next = nullptr;
-            int64_t b_next_lines = 0;
-            if (b_after && t > 0) {
-              const int64_t lines = kc * nr / 16, tiles = panels - 1;
-              const int64_t chunk = (lines + tiles - 1) / tiles, first = (t - 1) * chunk;
-              b_next = b_after + first * 16;
-              b_next_lines = std::max<int64_t>(0, std::min(chunk, lines - first));
-            }
-            if (last && fused) {
-              TileEpilogue te = tile_epilogue(row0, col0);
-              te.b_next = b_next, te.b_next_lines = b_next_lines;
+              direct_b(kc, ap, bp, g.ldb, c, g.ldc, m, n, g.alpha, beta, te);
+            } else if (fused) {
+              if (b_after && t > 0) {
+                const int64_t lines = kc * nr / 16, tiles = panels - 1;
+                const int64_t chunk = (lines + tiles - 1) / tiles, first = (t - 1) * chunk;
+                te.b_next = b_after + first * 16;
+                te.b_next_lines = std::max<int64_t>(0, std::min(chunk, lines - first));
+              }
               fused(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, te);
-              continue;
+            } else {
+              uk.fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta);
             }
-            if (b_next_lines > 0 && prefetching) {
-              TileEpilogue te;
-              te.b_next = b_next, te.b_next_lines = b_next_lines;
-              prefetching(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, te);
-              if (last && do_epilogue) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
-              continue;
-            }
-            uk.fn(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta);
-            if (last && do_epilogue) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
+            if (last && do_epilogue && !fuse_ep) ApplyEpilogue(ep, c, g.ldc, row0, col0, m, n);
           }
         }
       }
@@ -629,12 +552,11 @@ void SgemmPlan::Run(const SgemmArgs& args_in, ThreadPool* pool, void* scratch) c
     g.epilogue.residual = nullptr;
   }
   if (g.k <= 0) {
-    const int64_t rows = g.trans_c ? g.n : g.m, cols = g.trans_c ? g.m : g.n;
-    for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t i = 0; i < g.m; ++i) {
       float* ci = g.c + i * g.ldc;
-      for (int64_t j = 0; j < cols; ++j) ci[j] = g.beta == 0.f ? 0.f : g.beta * ci[j];
+      for (int64_t j = 0; j < g.n; ++j) ci[j] = g.beta == 0.f ? 0.f : g.beta * ci[j];
     }
-    if (!g.epilogue.empty()) ApplyEpilogue(g.epilogue, g.c, g.ldc, 0, 0, g.m, g.n, g.trans_c);
+    if (!g.epilogue.empty()) ApplyEpilogue(g.epilogue, g.c, g.ldc, 0, 0, g.m, g.n);
     return;
   }
   const int mr = uk_->mr, nr = uk_->nr;

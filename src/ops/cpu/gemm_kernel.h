@@ -88,8 +88,6 @@ struct GemmUkernel {
 void f32_packa_14_avx512(const float* a, int64_t lda, int64_t rows, int64_t k, float* dst);
 void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                                     int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep);
-void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                                 int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep);
 void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
                                int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
                                const TileEpilogue& ep);
@@ -98,11 +96,6 @@ void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64
 GemmUkernelLdbFn DirectBUkernelFor(const GemmUkernel& uk);
 // The fused-epilogue variant of `uk`, or nullptr when it has none.
 GemmUkernelFusedFn FusedUkernelFor(const GemmUkernel& uk);
-// The variant of `uk` that stores its tile transposed, or nullptr when it has
-// none (the driver then transposes through a stack tile): the contract of
-// GemmUkernelFusedFn with tile element (i, j) at c[j*ldc + i] and the
-// residual's at residual[j*ldr + i]; an empty TileEpilogue applies nothing.
-GemmUkernelFusedFn TransposedUkernelFor(const GemmUkernel& uk);
 
 
 // Micro-kernels compiled into this build (declared by gemm_ukernels.inc).
@@ -154,14 +147,6 @@ struct SgemmArgs {
   const void* pack_b_ctx = nullptr;
   float* c = nullptr;
   int64_t ldc = 0;
-  // C stored N x M: element (i, j) at c[j*ldc + i], and the epilogue's
-  // residual likewise at residual[j*ldr + i] (bias kinds keep their meaning:
-  // kPerRow is per i). For a small or tile-unfriendly N (a 7x7 conv output,
-  // N = 49 wastes 15 of 64 columns with NR = 32) a caller computes
-  // C^T = B^T A^T instead: m' = N, n' = M, A' = op(B)^T, B' = op(A)^T, and
-  // trans_c writes C in its own layout; M-side edges cost nothing (the
-  // micro-kernels have an instance per row count).
-  bool trans_c = false;
   float alpha = 1.f;
   float beta = 0.f;
   Epilogue epilogue;
@@ -287,9 +272,8 @@ class SgemmPlan {
 void Sgemm(const GemmUkernel& uk, const SgemmArgs& args, ThreadPool* pool);
 
 // Applies the epilogue to the m x n tile at c (rows [row0, row0+m), columns
-// [col0, col0+n) of the full C); `trans`: C and the residual are stored
-// transposed (SgemmArgs::trans_c), c points at element (row0, col0).
+// [col0, col0+n) of the full C).
 void ApplyEpilogue(const Epilogue& ep, float* c, int64_t ldc, int64_t row0, int64_t col0, int64_t m,
-                   int64_t n, bool trans = false);
+                   int64_t n);
 
 }  // namespace oc::gemm

@@ -2,9 +2,8 @@
 // k step, A values broadcast straight from memory into the FMAs (31 of the 32
 // zmm registers). Columns past n are masked; a tile of m < 14 rows runs an
 // m-row instance of the same loop. The _epilogue_ variant applies bias,
-// residual and a clamp-like activation to the accumulators before the store;
-// the _trans_ variant stores the tile transposed (for callers that swap A and
-// B so that a small N becomes the M side, see SgemmArgs::trans_c); the _ldb_
+// residual and a clamp-like activation to the accumulators before the store
+// (and takes TileEpilogue::b_next, the B panel to prefetch); the _ldb_
 // variant reads B in place instead of from a packed panel (for few rows,
 // where packing B costs a large share of the FMA work).
 #include <immintrin.h>
@@ -123,56 +122,6 @@ inline void StoreRowsEpilogue(const __m512* c0, const __m512* c1, float* c, int6
   }
 }
 
-// Stores the tile transposed: tile (i, j) goes to c[j * ldc + i], with the
-// epilogue (when ep) on the transposed vectors: act(alpha*acc (+ beta*C) +
-// row_bias[i] + col_bias[j] + residual[j * ldr + i]). Each 16-column half is
-// one 16x16 register transpose (rows M..15 zero), then one masked store of M
-// floats per column: ~64 shuffles per half against the 14*kc cycles of the
-// k loop (kc = 256: ~2-4%).
-template <int M, bool kBeta>
-inline void StoreTransposed(const __m512* c0, const __m512* c1, float* c, int64_t ldc, int64_t n,
-                            float alpha, float beta, const TileEpilogue* ep) {
-  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  const __mmask16 km = static_cast<__mmask16>((1u << M) - 1);
-  __m512 rb = _mm512_setzero_ps();
-  bool clamp = false, leaky = false;
-  __m512 lo = rb, hi = rb, slope = rb;
-  if (ep) {
-    if (ep->row_bias) rb = _mm512_maskz_loadu_ps(km, ep->row_bias);
-    clamp = ep->act == ActivationKind::kRelu || ep->act == ActivationKind::kClip;
-    leaky = ep->act == ActivationKind::kLeakyRelu;
-    lo = _mm512_set1_ps(ep->act == ActivationKind::kRelu ? 0.f : ep->act_alpha);
-    hi = _mm512_set1_ps(ep->act == ActivationKind::kRelu ? __builtin_inff() : ep->act_beta);
-    slope = _mm512_set1_ps(ep->act_alpha);
-  }
-  const __m512 zero = _mm512_setzero_ps();
-  for (int half = 0; half < 2; ++half) {
-    const int64_t j0 = half * 16;
-    if (n <= j0) break;
-    const __m512* acc = half == 0 ? c0 : c1;
-    __m512 r[16], t[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) r[i] = i < M ? _mm512_mul_ps(acc[i], va) : zero;
-    Transpose16x16(r, t);
-    const int64_t cols = std::min<int64_t>(16, n - j0);
-#pragma GCC unroll 16
-    for (int j = 0; j < 16; ++j) {
-      if (j >= cols) break;
-      float* cj = c + (j0 + j) * ldc;
-      __m512 v = t[j];
-      if (kBeta) v = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(km, cj), vb, v);
-      if (ep) {
-        v = _mm512_add_ps(v, rb);
-        if (ep->col_bias) v = _mm512_add_ps(v, _mm512_set1_ps(ep->col_bias[j0 + j]));
-        if (ep->residual) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(km, ep->residual + (j0 + j) * ep->ldr));
-        if (clamp) v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-        else if (leaky) v = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, slope);
-      }
-      _mm512_mask_storeu_ps(cj, km, v);
-    }
-  }
-}
-
 // M rows of the tile (M <= 14), reading the 14-wide packed A panel: edge tiles
 // cost in proportion to their rows (M = 1 is a GEMV over packed B). With
 // kEpilogue, `ep` is applied before the store.
@@ -182,7 +131,7 @@ inline void StoreTransposed(const __m512* c0, const __m512* c1, float* c, int64_
 // only the first 16 columns are computed, half the FMAs of a full tile.
 // b_next_lines lines from b_next are prefetched into L2, one every few steps
 // (see TileEpilogue::b_next).
-template <int M, bool kEpilogue = false, bool kTrans = false, bool kLdb = false, bool kHalf = false>
+template <int M, bool kEpilogue = false, bool kLdb = false, bool kHalf = false>
 void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int64_t n,
               float alpha, float beta, const TileEpilogue* ep = nullptr, int64_t ldb = 32,
               const float* b_next = nullptr, int64_t b_next_lines = 0) {
@@ -222,9 +171,7 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
   // prefetch at the start would be evicted by the A and B panels streaming
   // through L1 before the store loop reads it (the driver has already asked
   // for the tile in L2, see RunTask).
-  // Transposed, the tile is 32 rows of M floats: two rows per step.
-  constexpr int kPfSteps = kTrans ? 16 : M;
-  const int64_t kpf = kc > kPfSteps ? kc - kPfSteps : 0;
+  const int64_t kpf = kc > M ? kc - M : 0;
   int64_t k = 0;
   if (!kLdb && b_next_lines > 0) {
     // Evenly spread: a burst would fill the L1 miss buffers the kernel's own
@@ -243,16 +190,12 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
   }
   for (; k < kpf; ++k) step();
   for (k = kpf; k < kc; ++k) {
-    const float* row = c + (kTrans ? 2 * (k - kpf) : k - kpf) * ldc;
+    const float* row = c + (k - kpf) * ldc;
     _mm_prefetch(reinterpret_cast<const char*>(row), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(row + (kTrans ? ldc : 16)), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(row + 16), _MM_HINT_T0);
     step();
   }
-  if constexpr (kTrans) {
-    const TileEpilogue* e = kEpilogue ? ep : nullptr;
-    if (beta == 0.f) StoreTransposed<M, false>(c0, c1, c, ldc, n, alpha, beta, e);
-    else StoreTransposed<M, true>(c0, c1, c, ldc, n, alpha, beta, e);
-  } else if constexpr (kEpilogue) {
+  if constexpr (kEpilogue) {
     if (beta == 0.f) StoreRowsEpilogue<M, false>(c0, c1, c, ldc, n, alpha, beta, *ep);
     else StoreRowsEpilogue<M, true>(c0, c1, c, ldc, n, alpha, beta, *ep);
   } else {
@@ -273,7 +216,7 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
 void f32_gemm_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                            int64_t m, int64_t n, float alpha, float beta) {
 #define OC_PLAIN(M)                                                                          \
-  return n <= 16 ? TileRows<M, false, false, false, true>(kc, a, b, c, ldc, n, alpha, beta) \
+  return n <= 16 ? TileRows<M, false, false, true>(kc, a, b, c, ldc, n, alpha, beta) \
                  : TileRows<M>(kc, a, b, c, ldc, n, alpha, beta);
   OC_ROWS_SWITCH(OC_PLAIN)
 #undef OC_PLAIN
@@ -285,30 +228,12 @@ void f32_gemm_epilogue_14x32_avx512(int64_t kc, const float* a, const float* b, 
   // epilogue) to pass b_next.
   const bool e = !ep.empty();
 #define OC_FUSED(M)                                                                                             \
-  return n <= 16 ? (e ? TileRows<M, true, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines) \
-                      : TileRows<M, false, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines)) \
+  return n <= 16 ? (e ? TileRows<M, true, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines) \
+                      : TileRows<M, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines)) \
                  : (e ? TileRows<M, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines)                  \
                       : TileRows<M>(kc, a, b, c, ldc, n, alpha, beta, &ep, 32, ep.b_next, ep.b_next_lines));
   OC_ROWS_SWITCH(OC_FUSED)
 #undef OC_FUSED
-}
-
-void f32_gemm_trans_14x32_avx512(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                                 int64_t m, int64_t n, float alpha, float beta, const TileEpilogue& ep) {
-  // An empty epilogue skips the epilogue code (most calls: every K block but
-  // the last).
-  const bool e = !ep.empty();
-  switch (m) {
-#define OC_TRANS_CASE(M)                                                        \
-  case M:                                                                       \
-    return e ? TileRows<M, true, true>(kc, a, b, c, ldc, n, alpha, beta, &ep)   \
-             : TileRows<M, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep);
-    OC_TRANS_CASE(14) OC_TRANS_CASE(13) OC_TRANS_CASE(12) OC_TRANS_CASE(11) OC_TRANS_CASE(10)
-    OC_TRANS_CASE(9) OC_TRANS_CASE(8) OC_TRANS_CASE(7) OC_TRANS_CASE(6) OC_TRANS_CASE(5)
-    OC_TRANS_CASE(4) OC_TRANS_CASE(3) OC_TRANS_CASE(2) OC_TRANS_CASE(1)
-#undef OC_TRANS_CASE
-    default: return;
-  }
 }
 
 void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64_t ldb, float* c,
@@ -318,8 +243,8 @@ void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64
   switch (m) {
 #define OC_LDB_CASE(M)                                                                       \
   case M:                                                                                    \
-    return e ? TileRows<M, true, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb)   \
-             : TileRows<M, false, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb);
+    return e ? TileRows<M, true, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb)   \
+             : TileRows<M, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb);
     OC_LDB_CASE(14) OC_LDB_CASE(13) OC_LDB_CASE(12) OC_LDB_CASE(11) OC_LDB_CASE(10)
     OC_LDB_CASE(9) OC_LDB_CASE(8) OC_LDB_CASE(7) OC_LDB_CASE(6) OC_LDB_CASE(5)
     OC_LDB_CASE(4) OC_LDB_CASE(3) OC_LDB_CASE(2) OC_LDB_CASE(1)
