@@ -53,7 +53,10 @@ namespace {
 bool CpuClock() {
   static const bool cpu = [] {
     const char* v = std::getenv("OPENCANN_PROFILE_CLOCK");
-    return v && std::string(v) == "cpu";
+    if (!v || !*v || std::string(v) == "wall") return false;
+    if (std::string(v) == "cpu") return true;
+    std::fprintf(stderr, "[profile] OPENCANN_PROFILE_CLOCK=%s is neither 'cpu' nor 'wall': wall time is used\n", v);
+    return false;
   }();
   return cpu;
 }

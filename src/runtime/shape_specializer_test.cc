@@ -105,21 +105,25 @@ TEST(DynamicShapes, PipelineKeepsUnknownDimsAndDefersThePlan) {
   EXPECT_NE(st.message().find("dynamic shapes are not supported yet"), std::string::npos) << st.message();
 }
 
-// Static input shapes, but a node whose infer function fails: a Reshape whose
-// target is an input (its data is known only at run time) is left to the
-// interpreter; a node rejected whatever its data (TfIdfVectorizer over float
-// ids: not supported) is an error when specialising, i.e. at atc, not at the
-// first run.
+// Static input shapes, but a node whose infer function fails: a Pad whose
+// pads are an input (its data is known only at run time; the Add after it
+// must not be inferred on the shape placeholder pads would give) is left to
+// the interpreter; a node rejected whatever its data (TfIdfVectorizer over
+// float ids: not supported) is an error when specialising, i.e. at atc, not
+// at the first run.
 std::shared_ptr<Graph> StaticInputsGraph(bool data_dependent) {
   auto g = std::make_shared<Graph>();
-  g->name = data_dependent ? "reshape_by_input" : "tfidf_float";
+  g->name = data_dependent ? "pad_by_input" : "tfidf_float";
   g->opset_imports[""] = 17;
   Value* x = Tensor(*g, "x", {2, 6});
   Value* y = g->AddValue("y");
   if (data_dependent) {
-    Value* shape = Tensor(*g, "shape", {2}, DataType::kInt64);
-    g->AddNode("Reshape", "reshape", {x, shape}, {y});
-    g->inputs = {x, shape};
+    Value* pads = Tensor(*g, "pads", {4}, DataType::kInt64);
+    Value* padded = g->AddValue("padded");
+    Value* ones = Const<float>(*g, "ones", {3, 8}, std::vector<float>(24, 1.f));
+    g->AddNode("Pad", "pad", {x, pads}, {padded});
+    g->AddNode("Add", "add", {padded, ones}, {y});
+    g->inputs = {x, pads};
   } else {
     Node* n = g->AddNode("TfIdfVectorizer", "tfidf", {x}, {y});
     n->SetString("mode", "TF");
@@ -140,8 +144,8 @@ std::shared_ptr<Graph> StaticInputsGraph(bool data_dependent) {
 }
 
 TEST(DynamicShapes, StaticInputsTellDataDependentShapesFromUnsupportedNodes) {
-  ShapeSpecializer reshape(StaticInputsGraph(true), {}, 1);
-  auto exe = reshape.Get({{2, 6}, {2}});
+  ShapeSpecializer pad(StaticInputsGraph(true), {}, 1);
+  auto exe = pad.Get({{2, 6}, {4}});
   ASSERT_TRUE(exe.ok()) << exe.status().ToString();
   EXPECT_EQ(*exe, nullptr);  // the interpreter's case
   ShapeSpecializer tfidf(StaticInputsGraph(false), {}, 1);

@@ -500,6 +500,8 @@ def test_tfidf_vectorizer_string_pool_is_not_supported():
     (dict(ngram_counts=[0, 9]), "offsets within pool_int64s"),
     (dict(min_gram_length=3), "min_gram_length <= max_gram_length"),
     (dict(weights=[1.0]), "weights has 1 entries"),
+    (dict(ngram_indexes=[0, 1, 1], weights=[1.0, 2.0, 3.0]), "different weights are not supported"),
+    (dict(ngram_indexes=[0, 2 ** 62, 1]), "too wide an output"),
 ])
 def test_tfidf_vectorizer_rejects_bad_attributes(bad, expect):
     attrs = dict(mode="TF", min_gram_length=1, max_gram_length=2, max_skip_count=0, ngram_counts=[0, 2],
@@ -607,3 +609,15 @@ def test_multinomial_rejects_nan_rows():
         om, _ = atc_compile(path, os.path.join(d, "model"), {"x": [1, 3]})
         _, proc = msame_run(om, [x], d, check=False)
     assert proc.returncode != 0 and "NaN or +inf" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_tfidf_vectorizer_huge_skip_equals_the_longest_useful_skip():
+    # A skip of cols - 1 or more leaves no room for a second token, so 10^12
+    # must give what cols - 1 gives (onnxruntime computes that one), at once.
+    rng = np.random.default_rng(9)
+    x = rng.integers(0, 7, (3, 12)).astype(np.int64)
+    model, feeds = tfidf_model(x, "TF", 1, 3, 11, np.random.default_rng(1), weights=False)
+    from oc_harness import ort_run
+    expected = ort_run(model, feeds)[0]
+    huge, _ = tfidf_model(x, "TF", 1, 3, 10 ** 12, np.random.default_rng(1), weights=False)
+    check_numpy(huge, feeds, [expected], rtol=0, atol=0)

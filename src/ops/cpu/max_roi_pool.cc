@@ -45,10 +45,14 @@ struct RoiPoolParams {
   float spatial_scale = 1.f;
 };
 
-// A region edge in pixels: round(v * scale), kept within +-2^30 so that a huge
-// coordinate clips to the map instead of overflowing the integer.
-int64_t ScaledEdge(float v, float scale) {
-  const float s = std::round(v * scale);
+// A region edge in pixels: round(v * scale) in float32, kept within +-2^30 so
+// that a huge coordinate clips to the map instead of overflowing the integer
+// (a float64 beyond float32's range is clamped before it is narrowed).
+template <typename T>
+int64_t ScaledEdge(T v, float scale) {
+  constexpr double kFloatMax = std::numeric_limits<float>::max();
+  const float f = static_cast<float>(std::clamp(static_cast<double>(v), -kFloatMax, kFloatMax));
+  const float s = std::round(f * scale);
   return static_cast<int64_t>(std::clamp(s, -1073741824.f, 1073741824.f));
 }
 
@@ -79,8 +83,8 @@ class MaxRoiPoolKernel final : public Kernel {
           return InvalidArgument(name_, ": roi ", r, " has a non-finite value at position ", k);
       const double b = static_cast<double>(roi[0]);
       if (b < 0 || b >= static_cast<double>(p_.batch) || b != std::floor(b))
-        return InvalidArgument(name_, ": roi ", r, " has batch index ", b, ", expected an integer in [0, ",
-                               p_.batch, ")");
+        return OutOfRange(name_, ": roi ", r, " has batch index ", b, ", expected an integer in [0, ", p_.batch,
+                          ")");
     }
     const int64_t plane = p_.height * p_.width;
     const int64_t work_per_item = std::max<int64_t>(1, plane);
@@ -90,10 +94,10 @@ class MaxRoiPoolKernel final : public Kernel {
         const int64_t r = i / p_.channels, c = i % p_.channels;
         const T* roi = rois + r * 5;
         const int64_t n = static_cast<int64_t>(roi[0]);
-        const int64_t x1 = ScaledEdge(static_cast<float>(roi[1]), p_.spatial_scale);
-        const int64_t y1 = ScaledEdge(static_cast<float>(roi[2]), p_.spatial_scale);
-        const int64_t x2 = ScaledEdge(static_cast<float>(roi[3]), p_.spatial_scale);
-        const int64_t y2 = ScaledEdge(static_cast<float>(roi[4]), p_.spatial_scale);
+        const int64_t x1 = ScaledEdge(roi[1], p_.spatial_scale);
+        const int64_t y1 = ScaledEdge(roi[2], p_.spatial_scale);
+        const int64_t x2 = ScaledEdge(roi[3], p_.spatial_scale);
+        const int64_t y2 = ScaledEdge(roi[4], p_.spatial_scale);
         const int64_t rh = std::max<int64_t>(y2 - y1 + 1, 1), rw = std::max<int64_t>(x2 - x1 + 1, 1);
         const T* src = x + (n * p_.channels + c) * plane;
         T* dst = y + i * p_.ph * p_.pw;

@@ -52,8 +52,10 @@ Expected<TfIdfMode> ParseMode(const Node& node) {
   return InvalidArgument(node.Describe(), ": attribute mode must be TF, IDF or TFIDF, got '", mode, "'");
 }
 
-// Checks the attributes and builds the trie; also gives the output width.
-Status BuildSpec(const Node& node, TfIdfSpec& s) {
+// Checks the attributes and gives the output width; builds the trie (and
+// checks the pool for one n-gram listed with two coordinates) when asked: the
+// kernel needs it, inference and canonicalisation do not.
+Status BuildSpec(const Node& node, TfIdfSpec& s, bool build_trie) {
   s.node = node.Describe();
   OC_ASSIGN_OR_RETURN(s.mode, ParseMode(node));
   if (node.HasAttr("pool_strings"))
@@ -93,10 +95,10 @@ Status BuildSpec(const Node& node, TfIdfSpec& s) {
   s.out_dim = 0;
   for (int64_t idx : indexes) {
     if (idx < 0) return InvalidArgument(s.node, ": ngram_indexes must be >= 0, got ", idx);
+    if (idx >= (int64_t{1} << 30))
+      return InvalidArgument(s.node, ": ngram_indexes entry ", idx, " gives too wide an output");
     s.out_dim = std::max(s.out_dim, idx + 1);
   }
-  if (s.out_dim > (int64_t{1} << 30))
-    return InvalidArgument(s.node, ": ngram_indexes up to ", s.out_dim - 1, " give too wide an output");
   if (node.HasAttr("weights")) {
     // One weight per pool n-gram, in pool order; it applies at that n-gram's
     // output coordinate.
@@ -104,8 +106,18 @@ Status BuildSpec(const Node& node, TfIdfSpec& s) {
     if (w.size() != indexes.size())
       return InvalidArgument(s.node, ": weights has ", w.size(), " entries, the pool holds ", ngrams, " n-grams");
     s.weights.assign(static_cast<size_t>(s.out_dim), 1.f);
-    for (size_t k = 0; k < indexes.size(); ++k) s.weights[static_cast<size_t>(indexes[k])] = w[k];
+    std::vector<bool> set(static_cast<size_t>(s.out_dim), false);
+    for (size_t k = 0; k < indexes.size(); ++k) {
+      const size_t at = static_cast<size_t>(indexes[k]);
+      // n-grams sharing a coordinate would need one weight each there.
+      if (set[at] && s.weights[at] != w[k])
+        return NotSupported(s.node, ": n-grams sharing output coordinate ", indexes[k],
+                            " with different weights are not supported");
+      s.weights[at] = w[k];
+      set[at] = true;
+    }
   }
+  if (!build_trie) return Status::Ok();
   s.trie.assign(1, TrieNode{});
   int64_t k = 0;  // n-gram number in pool order
   for (size_t i = 0; i < counts.size(); ++i) {
@@ -138,7 +150,7 @@ Status InferTfIdf(Node& node) {
   OC_RETURN_IF_ERROR(RequireInput(node, 0));
   const Value& x = *node.input(0);
   TfIdfSpec s;
-  OC_RETURN_IF_ERROR(BuildSpec(node, s));
+  OC_RETURN_IF_ERROR(BuildSpec(node, s, false));
   if (x.dtype != DataType::kInt32 && x.dtype != DataType::kInt64)
     return NotSupported(node.Describe(), ": input of type ", DataTypeName(x.dtype),
                         " is not supported (int32 or int64 token ids)");
@@ -156,7 +168,7 @@ Status InferTfIdf(Node& node) {
 // shape, which is left to run time.
 Status CheckTfIdf(Node& node, Graph&) {
   TfIdfSpec s;
-  return BuildSpec(node, s);
+  return BuildSpec(node, s, false);
 }
 
 class TfIdfKernel final : public Kernel {
@@ -213,11 +225,13 @@ class TfIdfKernel final : public Kernel {
 Expected<KernelPtr> MakeTfIdf(const KernelInit& init) {
   OC_RETURN_IF_ERROR(RequireStaticShapes(init.node));
   TfIdfSpec s;
-  OC_RETURN_IF_ERROR(BuildSpec(init.node, s));
+  OC_RETURN_IF_ERROR(BuildSpec(init.node, s, true));
   const Value& x = *init.node.input(0);
   s.dtype = x.dtype;
   s.rows = x.shape.size() == 2 ? x.shape[0] : 1;
   s.cols = x.shape.back();
+  // A skip of cols - 1 or more leaves no room for a second token.
+  s.max_skip = std::min(s.max_skip, std::max<int64_t>(s.cols - 1, 0));
   return KernelPtr(new TfIdfKernel(std::move(s)));
 }
 
