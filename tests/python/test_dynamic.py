@@ -429,3 +429,46 @@ def test_atc_still_reports_shape_errors_of_models_with_static_inputs(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode != 0
     assert "E12001" in proc.stdout + proc.stderr and "mismatch" in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def big_nms_case(kind, seed):
+    """Many boxes (the grid of kept boxes in the kernel is only exercised with
+    hundreds of them): torchvision's batched NMS (20 groups shifted apart, one
+    class, most boxes kept), a dense cluster over 3 classes, and extreme boxes
+    (zero-area, inverted, infinite, one box covering everything)."""
+    rng = np.random.default_rng(seed)
+    if kind == "batched":
+        n, classes, groups = 3000, 1, 20
+        xy = rng.uniform(0, 300, (1, n, 2)).astype(np.float32)
+        wh = rng.uniform(2, 60, (1, n, 2)).astype(np.float32)
+        xy[0, :, 1] += (np.arange(n) % groups * 400).astype(np.float32)  # x offset per group
+        boxes = np.concatenate([xy, xy + wh], axis=2)  # [y1, x1, y2, x2]
+        consts = {"max_out": np.array([100000], np.int64), "iou": np.array([0.5], np.float32)}
+    elif kind == "dense":
+        n, classes = 1500, 3
+        xy = rng.uniform(0, 40, (1, n, 2)).astype(np.float32)
+        wh = rng.uniform(5, 30, (1, n, 2)).astype(np.float32)
+        boxes = np.concatenate([xy, wh], axis=2)  # center_point_box
+        consts = {"max_out": np.array([200], np.int64), "iou": np.array([0.45], np.float32),
+                  "score_th": np.array([0.2], np.float32)}
+    else:
+        n, classes = 600, 2
+        xy = rng.uniform(0, 100, (1, n, 2)).astype(np.float32)
+        wh = rng.uniform(0.5, 20, (1, n, 2)).astype(np.float32)
+        boxes = np.concatenate([xy, xy + wh], axis=2)
+        boxes[0, ::7, 2] = boxes[0, ::7, 0]            # zero height
+        boxes[0, ::11] = boxes[0, ::11][:, [2, 3, 0, 1]]  # corners swapped
+        boxes[0, 5] = [-1e30, -1e30, 1e30, 1e30]       # covers everything
+        boxes[0, 9] = [0, -np.inf, 10, 50]             # infinite width
+        boxes[0, 13] = [np.inf, np.inf, np.inf, np.inf]
+        consts = {"max_out": np.array([1000], np.int64), "iou": np.array([0.0], np.float32)}
+    scores = rng.uniform(0, 1, (1, classes, n)).astype(np.float32)
+    return boxes, scores, consts, (1 if kind == "dense" else 0)
+
+
+@pytest.mark.parametrize("kind", ["batched", "dense", "extreme"])
+def test_nms_with_many_boxes_matches_onnxruntime(tmp_path, kind):
+    boxes, scores, consts, center = big_nms_case(kind, seed=len(kind))
+    m = single_op_model("NonMaxSuppression", {"boxes": boxes, "scores": scores}, consts,
+                        attrs={"center_point_box": center})
+    run_with_inputs(tmp_path, m, {"boxes": boxes, "scores": scores}, "nms_" + kind)
