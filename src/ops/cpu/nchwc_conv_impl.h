@@ -115,6 +115,42 @@ inline Vec<C> Epilogue(const Strides& r, Vec<C> v) {
   return v;
 }
 
+// A dense tile's bias, residual and in-register activation (kRelu, kClip or
+// kNone: others run over the finished row), then the stores. The kind and the
+// residual are template arguments: tested per vector, they kept GCC from
+// unrolling this loop, and it spilled all accumulators to the stack and ran
+// them through a rolled loop (a third of the instructions of a tile with 16
+// input channels).
+template <int C, int FB, int OW, oc::ActivationKind K, bool Z>
+inline void StoreDenseTile(const Strides& r, Vec<C> (&acc)[FB][OW], const float* bias, const float* z, float* y) {
+  using V = Vec<C>;
+  [[maybe_unused]] const V lo = r.lo - V{}, hi = r.hi - V{};
+#pragma GCC unroll 8
+  for (int f = 0; f < FB; ++f) {
+    const V b = Load<C>(bias + f * C);
+#pragma GCC unroll 16
+    for (int j = 0; j < OW; ++j) {
+      V v = acc[f][j] + b;
+      if constexpr (Z) v += Load<C>(z + f * r.y_ob + j * C);
+      if constexpr (K == oc::ActivationKind::kRelu) v = VMax<C>(V{}, v);
+      if constexpr (K == oc::ActivationKind::kClip) v = VMin<C>(hi, VMax<C>(lo, v));
+      Store<C>(y + f * r.y_ob + j * C, v);
+    }
+  }
+}
+
+template <int C, int FB, int OW, bool Z>
+inline void StoreDenseTileAct(const Strides& r, Vec<C> (&acc)[FB][OW], const float* bias, const float* z, float* y) {
+  switch (r.act) {
+    case oc::ActivationKind::kRelu:
+      return StoreDenseTile<C, FB, OW, oc::ActivationKind::kRelu, Z>(r, acc, bias, z, y);
+    case oc::ActivationKind::kClip:
+      return StoreDenseTile<C, FB, OW, oc::ActivationKind::kClip, Z>(r, acc, bias, z, y);
+    default:
+      return StoreDenseTile<C, FB, OW, oc::ActivationKind::kNone, Z>(r, acc, bias, z, y);
+  }
+}
+
 // Where a pass over a chunk of the input blocks stands (template argument M of
 // the dense tiles): the first chunk starts from zero, later ones from the
 // partial sums in y; the last applies bias, residual and activation.
@@ -122,8 +158,10 @@ constexpr int kFirstChunk = 1, kLastChunk = 2, kOnlyChunk = kFirstChunk | kLastC
 
 // FB output blocks x OW pixels. x: input at (block 0, first valid kh, first
 // pixel's first valid kw); w: packed weights at (first output block, ib 0, kh0, kw0).
+// Not inlined: inlined into ConvUnits (one large function with every tile
+// variant), GCC kept some variants' accumulators on the stack.
 template <int C, int FB, int OW, bool BLK, int M>
-inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
+__attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
                       const float* bias, const float* z, float* y) {
   using V = Vec<C>;
   V acc[FB][OW];
@@ -163,22 +201,22 @@ inline void DenseTile(const Strides& r, const float* x, const float* w, int64_t 
   }
   // The partial sums are added after the loop: loaded into the accumulators
   // before it, they made GCC spill 9 of the 24 (half the speed).
-  if constexpr (!(M & kFirstChunk))
+  // (Unrolled by hand: rolled, GCC kept the accumulators on the stack.)
+  if constexpr (!(M & kFirstChunk)) {
+#pragma GCC unroll 8
     for (int f = 0; f < FB; ++f)
+#pragma GCC unroll 16
       for (int j = 0; j < OW; ++j) acc[f][j] += Load<C>(y + f * r.y_ob + j * C);
+  }
   if constexpr (!(M & kLastChunk)) {
+#pragma GCC unroll 8
     for (int f = 0; f < FB; ++f)
+#pragma GCC unroll 16
       for (int j = 0; j < OW; ++j) Store<C>(y + f * r.y_ob + j * C, acc[f][j]);
     return;
   }
-  for (int f = 0; f < FB; ++f) {
-    const V b = Load<C>(bias + f * C);
-    for (int j = 0; j < OW; ++j) {
-      V v = acc[f][j] + b;
-      if (z) v += Load<C>(z + f * r.y_ob + j * C);
-      Store<C>(y + f * r.y_ob + j * C, Epilogue<C>(r, v));
-    }
-  }
+  if (z) StoreDenseTileAct<C, FB, OW, true>(r, acc, bias, z, y);
+  else StoreDenseTileAct<C, FB, OW, false>(r, acc, bias, z, y);
 }
 
 // A depthwise tile's bias, residual and activation, then the store.
