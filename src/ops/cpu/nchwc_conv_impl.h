@@ -103,18 +103,6 @@ struct Strides {
   float lo, hi;              // Clip bounds
 };
 
-template <int C>
-inline Vec<C> Epilogue(const Strides& r, Vec<C> v) {
-  // The bound first: Select returns its second operand when the comparison
-  // is false, so a NaN passes through as ApplyActivation lets it.
-  if (r.act == oc::ActivationKind::kRelu) {
-    v = VMax<C>(Vec<C>{}, v);
-  } else if (r.act == oc::ActivationKind::kClip) {
-    v = VMin<C>(r.hi - Vec<C>{}, VMax<C>(r.lo - Vec<C>{}, v));
-  }
-  return v;
-}
-
 // A dense tile's bias, residual and in-register activation (kRelu, kClip or
 // kNone: others run over the finished row), then the stores. The kind and the
 // residual are template arguments: tested per vector, they kept GCC from
@@ -132,6 +120,8 @@ inline void StoreDenseTile(const Strides& r, Vec<C> (&acc)[FB][OW], const float*
     for (int j = 0; j < OW; ++j) {
       V v = acc[f][j] + b;
       if constexpr (Z) v += Load<C>(z + f * r.y_ob + j * C);
+      // The bound first: Select returns its second operand when the
+      // comparison is false, so a NaN passes through as ApplyActivation lets it.
       if constexpr (K == oc::ActivationKind::kRelu) v = VMax<C>(V{}, v);
       if constexpr (K == oc::ActivationKind::kClip) v = VMin<C>(hi, VMax<C>(lo, v));
       Store<C>(y + f * r.y_ob + j * C, v);
@@ -219,15 +209,14 @@ __attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const
   else StoreDenseTileAct<C, FB, OW, false>(r, acc, bias, z, y);
 }
 
-// A depthwise tile's bias, residual and activation, then the store.
+// A depthwise tile's bias, residual and activation, then the store (one
+// output block: StoreDenseTile's 1 x OW case).
 template <int C, int OW>
 inline void StoreDepthwise(const Strides& r, const Vec<C>* acc, const float* bias, const float* z, float* y) {
-  const Vec<C> b = Load<C>(bias);
-  for (int j = 0; j < OW; ++j) {
-    Vec<C> v = acc[j] + b;
-    if (z) v += Load<C>(z + j * C);
-    Store<C>(y + j * C, Epilogue<C>(r, v));
-  }
+  Vec<C> tile[1][OW];
+  for (int j = 0; j < OW; ++j) tile[0][j] = acc[j];
+  if (z) StoreDenseTileAct<C, 1, OW, true>(r, tile, bias, z, y);
+  else StoreDenseTileAct<C, 1, OW, false>(r, tile, bias, z, y);
 }
 
 template <int C, int OW>
