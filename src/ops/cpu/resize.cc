@@ -12,9 +12,18 @@
 // collapsed, so untouched axes cost nothing. Run() walks output rows: the taps
 // of the outer axes are combined once per row, then each output element of the
 // innermost axis sums over (row combinations x inner taps).
+//
+// Enlarging the last two axes (segmentation heads, FPN/YOLO upsampling), with
+// the outer axes single-tap and nothing extrapolated, takes a faster path per
+// plane: each input row is interpolated along the last axis once and kept in
+// a small ring while the output rows that blend it are written, so an output
+// element costs one weighted sum over rows instead of rows x taps gathers.
+// The arithmetic is the general path's, in the same order.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -361,20 +370,44 @@ AxisTaps MakeTaps(const AxisParams& p, int64_t in, int64_t out, double scale, do
   return a;
 }
 
+// Input rows the plane path keeps interpolated at once (the most taps an
+// output row blends, 4 for cubic, plus room for the next row).
+constexpr int kRingRows = 8;
+
 template <typename T>
 class ResizeKernel final : public Kernel {
  public:
-  ResizeKernel(std::vector<AxisTaps> axes, std::vector<int64_t> out, T extrapolation)
+  ResizeKernel(std::vector<AxisTaps> axes, std::vector<int64_t> out, std::vector<int64_t> in, T extrapolation,
+               int max_threads)
       : axes_(std::move(axes)), out_(std::move(out)), extrapolation_(extrapolation) {
     for (const AxisTaps& a : axes_) weights_.emplace_back(a.weight.begin(), a.weight.end());
     rank_ = static_cast<int>(out_.size());
     cols_ = out_[rank_ - 1];
     rows_ = ShapeProduct(out_, 0, rank_ - 1);
+    slots_ = std::max(1, max_threads);
+    // The plane path: rank >= 2, outer axes single-tap, the row axis enlarged
+    // (each input row serves several output rows), nothing outside.
+    if (rank_ >= 2 && in[rank_ - 2] > 0 && out_[rank_ - 2] >= in[rank_ - 2] && axes_[rank_ - 2].ntaps <= 4) {
+      bool ok = true;
+      for (int d = 0; d < rank_; ++d) ok &= !axes_[d].any_outside && (d >= rank_ - 2 || axes_[d].ntaps == 1);
+      if (ok) {
+        plane_ = true;
+        planes_ = ShapeProduct(out_, 0, rank_ - 2);
+      }
+    }
+  }
+
+  size_t ScratchBytes() const override {
+    return plane_ ? static_cast<size_t>(slots_) * kRingRows * static_cast<size_t>(cols_) * sizeof(T) : 0;
   }
 
   Status Run(const KernelIO& io) override {
     const T* x = io.in<T>(0);
     T* y = io.out<T>(0);
+    if (plane_ && io.scratch) {
+      RunPlanes(x, y, io);
+      return Status::Ok();
+    }
     const AxisTaps& inner = axes_[rank_ - 1];
     const T* inner_w = weights_[rank_ - 1].data();
     const int nt = inner.ntaps;
@@ -439,12 +472,98 @@ class ResizeKernel final : public Kernel {
   }
 
  private:
+  // Output rows [r0, r1) of plane p (p: multi-index over the outer axes,
+  // single-tap, so it maps to one input plane), with `ring` holding up to
+  // kRingRows interpolated input rows.
+  void PlaneRows(const T* x, T* y, int64_t p, int64_t r0, int64_t r1, T* ring) const {
+    int64_t base = 0;
+    for (int d = rank_ - 3; d >= 0; --d) {
+      const int64_t o = p % out_[d];
+      p /= out_[d];
+      base += axes_[d].offset[o];
+    }
+    const AxisTaps& ya = axes_[rank_ - 2];
+    const AxisTaps& xa = axes_[rank_ - 1];
+    const T* yw = weights_[rank_ - 2].data();
+    const T* xw = weights_[rank_ - 1].data();
+    const int ny = ya.ntaps, nx = xa.ntaps;
+    int64_t held[kRingRows];
+    std::fill(held, held + kRingRows, int64_t{-1});
+    // The input row at element offset `off` (row index * width), interpolated.
+    // A miss replaces an empty slot or the held row farthest from `off`: rows
+    // are asked for in monotone order and an output row blends at most 4
+    // neighbouring ones, so the rows it already holds are never replaced.
+    auto row = [&](int64_t off) -> const T* {
+      int victim = 0;
+      int64_t far = -1;
+      for (int i = 0; i < kRingRows; ++i) {
+        if (held[i] == off) return ring + i * cols_;
+        const int64_t dist = held[i] < 0 ? std::numeric_limits<int64_t>::max() : std::abs(held[i] - off);
+        if (dist > far) far = dist, victim = i;
+      }
+      T* dst = ring + victim * cols_;
+      held[victim] = off;
+      const T* src = x + base + off;
+      for (int64_t o = 0; o < cols_; ++o) {
+        const int64_t* xo = &xa.offset[o * nx];
+        const T* w = &xw[o * nx];
+        if (nx == 1) {
+          dst[o] = src[xo[0]];
+        } else {
+          T s = T(0);
+          for (int k = 0; k < nx; ++k) s += w[k] * src[xo[k]];
+          dst[o] = s;
+        }
+      }
+      return dst;
+    };
+    for (int64_t r = r0; r < r1; ++r) {
+      T* yr = y + r * cols_;
+      const int64_t* yo = &ya.offset[r * ny];
+      const T* w = &yw[r * ny];
+      if (ny == 1) {
+        const T* a = row(yo[0]);
+        std::memcpy(yr, a, static_cast<size_t>(cols_) * sizeof(T));
+        continue;
+      }
+      const T* src[4];
+      for (int k = 0; k < ny; ++k) src[k] = row(yo[k]);
+      for (int64_t o = 0; o < cols_; ++o) {
+        T acc = T(0);
+        for (int k = 0; k < ny; ++k) acc += w[k] * src[k][o];
+        yr[o] = acc;
+      }
+    }
+  }
+
+  void RunPlanes(const T* x, T* y, const KernelIO& io) const {
+    const int64_t oh = out_[rank_ - 2];
+    const int64_t threads = std::min<int64_t>(io.pool->num_threads(), slots_);
+    // Units: whole planes, or row bands of a plane when there are few planes.
+    const int64_t bands = planes_ >= 2 * threads ? 1 : std::min<int64_t>(oh, 2 * threads);
+    const int64_t units = planes_ * bands;
+    const size_t slot_bytes = static_cast<size_t>(kRingRows * cols_) * sizeof(T);
+    const int64_t tasks = std::min<int64_t>(threads, units);
+    io.pool->ParallelFor(tasks, 1, [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) {
+        T* ring = reinterpret_cast<T*>(static_cast<uint8_t*>(io.scratch) + static_cast<size_t>(t) * slot_bytes);
+        for (int64_t u = units * t / tasks; u < units * (t + 1) / tasks; ++u) {
+          const int64_t p = u / bands, b = u % bands;
+          PlaneRows(x, y + p * oh * cols_, p, oh * b / bands, oh * (b + 1) / bands, ring);
+        }
+      }
+    });
+  }
+
   std::vector<AxisTaps> axes_;
   std::vector<std::vector<T>> weights_;  // axes_[d].weight in T
   std::vector<int64_t> out_;
   T extrapolation_;
   int rank_ = 0;
   int64_t rows_ = 0, cols_ = 0;
+  bool plane_ = false;
+  int64_t planes_ = 0;
+  int slots_ = 1;
 };
 
 Expected<KernelPtr> MakeResize(const KernelInit& init) {
@@ -511,8 +630,9 @@ Expected<KernelPtr> MakeResize(const KernelInit& init) {
                         "of several axes exceed it)");
   double extrapolation = n.GetFloat("extrapolation_value", 0.f);
   if (x.dtype == DataType::kFloat64)
-    return KernelPtr(new ResizeKernel<double>(std::move(axes), s.out, extrapolation));
-  return KernelPtr(new ResizeKernel<float>(std::move(axes), s.out, static_cast<float>(extrapolation)));
+    return KernelPtr(new ResizeKernel<double>(std::move(axes), s.out, x.shape, extrapolation, init.max_threads));
+  return KernelPtr(
+      new ResizeKernel<float>(std::move(axes), s.out, x.shape, static_cast<float>(extrapolation), init.max_threads));
 }
 
 }  // namespace
