@@ -155,13 +155,21 @@ struct PoolShape {
   int64_t k_h = 1, k_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_t = 0, pad_l = 0;
   int64_t pad_b = 0, pad_r = 0;
 };
-// Units: N * Cb * out_h.
-void Pool(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
-// Per-ISA builds of Pool (both block sizes); Pool calls them when SelectedIsa() allows.
-void PoolAvx512(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
-void PoolAvx2(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
-void PoolBaseline(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
-// Mean over hw floats-vectors of each of [begin, end) image blocks.
-void GlobalAveragePool(const float* x, float* y, int64_t hw, int block, int64_t begin, int64_t end);
+// Pools of rows [begin, end) (units: N * Cb * out_h).
+using PoolFn = void (*)(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end);
+// Means over hw float vectors of each of [begin, end) image blocks.
+using GlobalAverageFn = void (*)(const float* x, float* y, int64_t hw, int block, int64_t begin, int64_t end);
+// The pool kernels of one ISA build (both block sizes).
+struct PoolKernels {
+  PoolFn pool = nullptr;
+  GlobalAverageFn global_average = nullptr;
+  const char* isa = "";
+};
+// The fastest build SelectedIsa() allows (resolve once, when a kernel is made).
+PoolKernels SelectPoolKernels();
+// Per-ISA builds; call only when SelectedIsa() allows the ISA.
+PoolKernels PoolKernelsAvx512();
+PoolKernels PoolKernelsAvx2();
+PoolKernels PoolKernelsBaseline();
 
 }  // namespace oc::nchwc

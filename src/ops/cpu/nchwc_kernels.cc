@@ -1,6 +1,6 @@
 // Baseline builds of the NCHWc kernels: the conv and pools for CPUs without
-// AVX2 (and the dispatch to the ISA builds), weight packing, reorders and the
-// global average pool (block 16 reorders have an AVX-512 build).
+// AVX2 (and the dispatch to the ISA builds), weight packing, work units and
+// reorders (block 16 reorders have an AVX-512 build).
 #include <algorithm>
 
 #include "ops/cpu/nchwc.h"
@@ -246,23 +246,15 @@ void ReorderFromBlocked(const float* x, float* y, int64_t channels, int64_t h, i
   }
 }
 
-void Pool(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end) {
+PoolKernels SelectPoolKernels() {
 #if defined(__x86_64__) || defined(_M_X64)
-  static const Isa isa = SelectedIsa();
-  if (isa == Isa::kAvx512) return PoolAvx512(s, x, y, begin, end);
-  if (isa == Isa::kAvx2) return PoolAvx2(s, x, y, begin, end);
+  const Isa isa = SelectedIsa();
+  if (isa == Isa::kAvx512) return PoolKernelsAvx512();
+  if (isa == Isa::kAvx2) return PoolKernelsAvx2();
 #endif
-  PoolBaseline(s, x, y, begin, end);
+  return PoolKernelsBaseline();
 }
 
-void PoolBaseline(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end) {
-  if (s.block == 16) PoolEntry<16>(s, x, y, begin, end);
-  else PoolEntry<8>(s, x, y, begin, end);
-}
-
-void GlobalAveragePool(const float* x, float* y, int64_t hw, int block, int64_t begin, int64_t end) {
-  if (block == 16) GlobalAverageUnits<16>(x, y, hw, begin, end);
-  else GlobalAverageUnits<8>(x, y, hw, begin, end);
-}
+PoolKernels PoolKernelsBaseline() { return {PoolEntry, GlobalAverageEntry, "baseline"}; }
 
 }  // namespace oc::nchwc

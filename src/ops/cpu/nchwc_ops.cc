@@ -382,30 +382,32 @@ Status InferNchwcPool(Node& node) {
 
 class NchwcPoolKernel final : public Kernel {
  public:
-  explicit NchwcPoolKernel(const nchwc::PoolShape& s) : s_(s) {}
+  explicit NchwcPoolKernel(const nchwc::PoolShape& s) : s_(s), fn_(nchwc::SelectPoolKernels().pool) {}
   Status Run(const KernelIO& io) override {
     Split(io.pool, s_.batch * s_.blocks * s_.out_h, s_.out_w * s_.k_h * s_.k_w * s_.block,
-          [&](int64_t b, int64_t e) { nchwc::Pool(s_, io.in<float>(0), io.out<float>(0), b, e); });
+          [&](int64_t b, int64_t e) { fn_(s_, io.in<float>(0), io.out<float>(0), b, e); });
     return Status::Ok();
   }
 
  private:
   nchwc::PoolShape s_;
+  nchwc::PoolFn fn_;
 };
 
 class NchwcGlobalAverageKernel final : public Kernel {
  public:
-  NchwcGlobalAverageKernel(int64_t units, int64_t hw, int block) : units_(units), hw_(hw), block_(block) {}
+  NchwcGlobalAverageKernel(int64_t units, int64_t hw, int block)
+      : units_(units), hw_(hw), block_(block), fn_(nchwc::SelectPoolKernels().global_average) {}
   Status Run(const KernelIO& io) override {
-    Split(io.pool, units_, hw_ * block_, [&](int64_t b, int64_t e) {
-      nchwc::GlobalAveragePool(io.in<float>(0), io.out<float>(0), hw_, block_, b, e);
-    });
+    Split(io.pool, units_, hw_ * block_,
+          [&](int64_t b, int64_t e) { fn_(io.in<float>(0), io.out<float>(0), hw_, block_, b, e); });
     return Status::Ok();
   }
 
  private:
   int64_t units_, hw_;
   int block_;
+  nchwc::GlobalAverageFn fn_;
 };
 
 Expected<KernelPtr> MakeNchwcPool(const KernelInit& init) {

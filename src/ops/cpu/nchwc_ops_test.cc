@@ -405,6 +405,16 @@ struct PoolCase {
   bool ceil = false, include_pad = false;
 };
 
+// Every pool build the CPU runs.
+std::vector<nchwc::PoolKernels> PoolBuilds() {
+  std::vector<nchwc::PoolKernels> builds = {nchwc::PoolKernelsBaseline()};
+#if defined(__x86_64__) || defined(_M_X64)
+  if (SelectedIsa() == Isa::kAvx2 || SelectedIsa() == Isa::kAvx512) builds.push_back(nchwc::PoolKernelsAvx2());
+  if (SelectedIsa() == Isa::kAvx512) builds.push_back(nchwc::PoolKernelsAvx512());
+#endif
+  return builds;
+}
+
 TEST(NchwcPool, MatchesNaivePools) {
   ThreadPool two(2);
   const PoolCase cases[] = {
@@ -459,19 +469,14 @@ TEST(NchwcPool, MatchesNaivePools) {
       ps.batch = n, ps.blocks = (ch + block - 1) / block, ps.in_h = p.h, ps.in_w = p.w, ps.out_h = oh, ps.out_w = ow;
       ps.k_h = p.kh, ps.k_w = p.kw, ps.stride_h = ps.stride_w = p.s;
       ps.pad_t = p.pt, ps.pad_l = p.pl, ps.pad_b = p.pb, ps.pad_r = p.pr;
-      std::vector<std::pair<const char*, decltype(&nchwc::Pool)>> builds = {{"baseline", nchwc::PoolBaseline}};
-#if defined(__x86_64__) || defined(_M_X64)
-      if (SelectedIsa() == Isa::kAvx2 || SelectedIsa() == Isa::kAvx512) builds.push_back({"avx2", nchwc::PoolAvx2});
-      if (SelectedIsa() == Isa::kAvx512) builds.push_back({"avx512", nchwc::PoolAvx512});
-#endif
       const std::vector<float> xb = Block(x, n, ch, p.h, p.w, block);
       const int64_t units = n * ps.blocks * oh;
-      for (const auto& [name, fn] : builds) {
+      for (const nchwc::PoolKernels& k : PoolBuilds()) {
         std::vector<float> yb(units * ow * block, std::nanf(""));
-        fn(ps, xb.data(), yb.data(), 0, units / 3);
-        fn(ps, xb.data(), yb.data(), units / 3, units);
+        k.pool(ps, xb.data(), yb.data(), 0, units / 3);
+        k.pool(ps, xb.data(), yb.data(), units / 3, units);
         ExpectClose(Unblock(yb, n, ch, oh, ow, block), want,
-                    std::string(name) + (p.max ? " max" : " avg") + " c=" + std::to_string(block), 1e-5f);
+                    std::string(k.isa) + (p.max ? " max" : " avg") + " c=" + std::to_string(block), 1e-5f);
       }
     }
 }
@@ -493,6 +498,14 @@ TEST(NchwcPool, GlobalAverage) {
     auto y = op.Run(&two);
     ASSERT_TRUE(y.ok()) << y.status().ToString();
     ExpectClose(Unblock(*y, n, ch, 1, 1, block), want, "global average", 1e-5f);
+    const std::vector<float> xb = Block(x, n, ch, h, w, block);
+    const int64_t units = n * ((ch + block - 1) / block);
+    for (const nchwc::PoolKernels& k : PoolBuilds()) {
+      std::vector<float> yb(units * block, std::nanf(""));
+      k.global_average(xb.data(), yb.data(), h * w, block, 0, units / 3);
+      k.global_average(xb.data(), yb.data(), h * w, block, units / 3, units);
+      ExpectClose(Unblock(yb, n, ch, 1, 1, block), want, std::string(k.isa) + " global average", 1e-5f);
+    }
   }
 }
 

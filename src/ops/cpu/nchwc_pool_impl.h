@@ -78,9 +78,17 @@ void GlobalAverageUnits(const float* x, float* y, int64_t hw, int64_t begin, int
   }
 }
 
-template <int C>
 void PoolEntry(const PoolShape& s, const float* x, float* y, int64_t begin, int64_t end) {
-  s.max ? PoolUnits<C, true>(s, x, y, begin, end) : PoolUnits<C, false>(s, x, y, begin, end);
+  if (s.block == 16) {
+    s.max ? PoolUnits<16, true>(s, x, y, begin, end) : PoolUnits<16, false>(s, x, y, begin, end);
+  } else {
+    s.max ? PoolUnits<8, true>(s, x, y, begin, end) : PoolUnits<8, false>(s, x, y, begin, end);
+  }
+}
+
+void GlobalAverageEntry(const float* x, float* y, int64_t hw, int block, int64_t begin, int64_t end) {
+  if (block == 16) GlobalAverageUnits<16>(x, y, hw, begin, end);
+  else GlobalAverageUnits<8>(x, y, hw, begin, end);
 }
 
 }  // namespace
