@@ -10,7 +10,25 @@
 namespace oc::nchwc {
 
 namespace {
+
 int64_t CeilDivPos(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Work units a conv is cut into at least (where its rows allow): enough for an
+// even split over 2..8 threads.
+constexpr int64_t kMinUnits = 16;
+// Weights of one pass over a chunk of input blocks (ConvShape::ib_chunk): what
+// stays in a 32-48 KiB L1 next to the input and the partial sums.
+constexpr int64_t kL1WeightBytes = 32 << 10;
+
+// Cost of a row of `pixels` outputs of `blocks` output blocks in 6-pixel
+// tiles (the remainder one tile), in FMA vectors: a tile issues pixels x blocks
+// FMAs, or (narrow tiles) as many loads as it has weight vectors and input
+// broadcasts; plus set-up.
+double RowCost(int64_t pixels, int64_t blocks) {
+  auto tile = [&](int64_t p) { return static_cast<double>(std::max(p * blocks, p + blocks)); };
+  return static_cast<double>(pixels / 6) * tile(6) + (pixels % 6 ? tile(pixels % 6) : 0.0) + 2.0;
+}
+
 }  // namespace
 
 int BlockForIsa(Isa isa) {
@@ -94,19 +112,6 @@ ConvUnit ConvUnitGrid::At(int64_t u) const {
 
 int64_t ConvWorkUnits(const ConvShape& s, int fb) { return ConvUnitsOf(s, fb).count(); }
 
-namespace {
-
-// Cost of a row of `pixels` outputs of `blocks` output blocks in 6-pixel
-// tiles (the remainder one tile), in FMA vectors: a tile issues pixels x blocks
-// FMAs, or (narrow tiles) as many loads as it has weight vectors and input
-// broadcasts; plus set-up.
-double RowCost(int64_t pixels, int64_t blocks) {
-  auto tile = [&](int64_t p) { return static_cast<double>(std::max(p * blocks, p + blocks)); };
-  return static_cast<double>(pixels / 6) * tile(6) + (pixels % 6 ? tile(pixels % 6) : 0.0) + 2.0;
-}
-
-}  // namespace
-
 // The largest of the `threads` contiguous ranges of equal unit counts that
 // ThreadPool::ParallelFor hands out (RowCost of each unit's rows).
 double ConvMaxThreadLoad(const ConvShape& s, int fb, int64_t threads) {
@@ -126,13 +131,6 @@ double ConvMaxThreadLoad(const ConvShape& s, int fb, int64_t threads) {
 }
 
 namespace {
-
-// Work units a conv is cut into at least (where its rows allow): enough for an
-// even split over 2..8 threads.
-constexpr int64_t kMinUnits = 16;
-// Weights of one pass over a chunk of input blocks (ConvShape::ib_chunk): what
-// stays in a 32-48 KiB L1 next to the input and the partial sums.
-constexpr int64_t kL1WeightBytes = 32 << 10;
 
 // Pixels per unit along a row (whole 6-pixel tiles; 0: the whole row) and the
 // unit order for a conv with too few units for an even split, such that the
