@@ -7,14 +7,28 @@
 // the factory when constant, so each product is a run of contiguous axpys.
 // Working memory comes from a small pool owned by the kernel: one buffer per
 // concurrent run, created in the factory for the first, so steady-state runs
-// do not allocate. (The kernel contract has no per-run workspace yet.)
+// do not allocate.
+//
+// float32 does less per step: the input projections of all steps, X W^T plus
+// the biases that are added unconditionally, are one sgemm per direction
+// before the recurrence (in io.scratch's GEMM buffers); the recurrent product
+// h R^T runs on the ISA's mat-vec (rnn_matvec.h); and with the default
+// activations (no clip, no peepholes, no coupled input-forget gate) the gate
+// non-linearities are applied to whole gate vectors with the vectorised
+// sigmoid / tanh of the element-wise ops, as onnxruntime's kernels do, instead
+// of one libm call per value.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
+#include "base/cpu_features.h"
+#include "ops/cpu/activation.h"
+#include "ops/cpu/gemm_kernel.h"
+#include "ops/cpu/rnn_matvec.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -154,6 +168,31 @@ inline void MatVecAcc(const T* x, int64_t k_count, const T* w, int64_t ld, int64
   }
 }
 
+template <typename T>
+using MatVecFn = void (*)(const T*, int64_t, const T*, int64_t, int64_t, T*);
+
+template <typename T>
+MatVecFn<T> PickMatVec() {
+  if constexpr (std::is_same_v<T, float>) {
+#if defined(__x86_64__) || defined(_M_X64)
+    if (SelectedIsa() == Isa::kAvx512) return rnn::MatVecAccAvx512;
+    if (SelectedIsa() == Isa::kAvx2) return rnn::MatVecAccAvx2;
+#endif
+  }
+  return MatVecAcc<T>;
+}
+
+// True for the ONNX default activations of `cell` in every direction.
+bool DefaultActivations(Cell cell, const std::vector<Act>& acts) {
+  const int per = NumActivations(cell);
+  for (size_t i = 0; i < acts.size(); ++i) {
+    const bool first = i % static_cast<size_t>(per) == 0;
+    const ActKind want = cell == Cell::kRnn ? ActKind::kTanh : first ? ActKind::kSigmoid : ActKind::kTanh;
+    if (acts[i].kind != want) return false;
+  }
+  return true;
+}
+
 // [rows][cols] -> [cols][rows], per direction.
 template <typename T>
 void PackTransposed(const T* src, int64_t dirs, int64_t rows, int64_t cols, T* dst) {
@@ -174,14 +213,29 @@ struct RnnPlan {
 template <typename T>
 class RnnKernel final : public Kernel {
  public:
-  RnnKernel(RnnPlan plan, std::vector<T> w_packed, std::vector<T> r_packed)
+  RnnKernel(RnnPlan plan, std::vector<T> w_packed, std::vector<T> r_packed, int max_threads)
       : p_(std::move(plan)), w_packed_(std::move(w_packed)), r_packed_(std::move(r_packed)) {
     const int64_t gh = p_.gates * p_.hidden;
     task_floats_ = gh + 4 * p_.hidden;
     scratch_floats_ = p_.dirs * p_.batch * task_floats_;
     if (w_packed_.empty()) scratch_floats_ += p_.dirs * p_.input * gh;
     if (r_packed_.empty()) scratch_floats_ += p_.dirs * p_.hidden * gh;
+    matvec_ = PickMatVec<T>();
+    if constexpr (std::is_same_v<T, float>) {
+      gemm_input_ = p_.seq * p_.batch > 0 && p_.input > 0;
+      if (gemm_input_) {
+        xw_offset_ = scratch_floats_;
+        scratch_floats_ += p_.dirs * (p_.seq * p_.batch + 1) * gh;  // + the per-direction bias row
+        plan_ = gemm::SgemmPlan(gemm::DefaultUkernel(), p_.seq * p_.batch, gh, p_.input, std::max(1, max_threads));
+      }
+      bulk_acts_ = p_.clip == 0 && !p_.input_forget && DefaultActivations(p_.cell, p_.acts);
+    }
     free_.push_back(std::make_unique<std::vector<T>>(scratch_floats_));
+  }
+
+  size_t ScratchBytes() const override {
+    if constexpr (std::is_same_v<T, float>) return gemm_input_ ? plan_.ScratchBytes() : 0;
+    return 0;
   }
 
   Status Run(const KernelIO& io) override {
@@ -203,7 +257,14 @@ class RnnKernel final : public Kernel {
     }
     Inputs in{io.in<T>(0), wt, rt, io.num_inputs > 3 ? io.in<T>(3) : nullptr,
               io.num_inputs > 4 ? io.in<int32_t>(4) : nullptr, io.num_inputs > 5 ? io.in<T>(5) : nullptr,
-              io.num_inputs > 6 ? io.in<T>(6) : nullptr, io.num_inputs > 7 ? io.in<T>(7) : nullptr};
+              io.num_inputs > 6 ? io.in<T>(6) : nullptr, io.num_inputs > 7 ? io.in<T>(7) : nullptr, nullptr};
+    if constexpr (std::is_same_v<T, float>) {
+      if (gemm_input_) {
+        float* xw = scratch + xw_offset_;
+        ProjectInputs(in, xw, io);
+        in.xw = xw;
+      }
+    }
     Outputs out{io.num_outputs > 0 ? io.out<T>(0) : nullptr, io.num_outputs > 1 ? io.out<T>(1) : nullptr,
                 io.num_outputs > 2 ? io.out<T>(2) : nullptr};
     Status status;
@@ -226,7 +287,33 @@ class RnnKernel final : public Kernel {
     const T *x, *wt, *rt, *bias;
     const int32_t* seq_lens;
     const T *h0, *c0, *peep;
+    const T* xw;  // float32: X W^T + biases for every step, [dir][row][gates*hidden]
   };
+
+  // xw[d] = X W_d^T + the bias each gate always gets: Wb + Rb, except for the
+  // GRU candidate gate, whose Rb goes inside the reset product (RunTask).
+  void ProjectInputs(const Inputs& in, float* xw, const KernelIO& io) const {
+    const int64_t gh = p_.gates * p_.hidden, rows = p_.seq * p_.batch;
+    float* bias = xw + p_.dirs * rows * gh;  // one row per direction
+    for (int64_t d = 0; d < p_.dirs; ++d) {
+      float* bd = bias + d * gh;
+      if (in.bias) {
+        const float* wb = in.bias + d * 2 * gh;
+        const int64_t both = p_.cell == Cell::kGru ? 2 * p_.hidden : gh;
+        for (int64_t i = 0; i < gh; ++i) bd[i] = i < both ? wb[i] + wb[gh + i] : wb[i];
+      }
+      gemm::SgemmArgs g;
+      g.m = rows, g.n = gh, g.k = p_.input;
+      g.a = in.x, g.lda = p_.input;
+      g.b = in.wt + d * p_.input * gh, g.ldb = gh;
+      g.c = xw + d * rows * gh, g.ldc = gh;
+      if (in.bias) {
+        g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerCol;
+        g.epilogue.bias = bd;
+      }
+      plan_.Run(g, io.pool, io.scratch);
+    }
+  }
   struct Outputs { T *y, *y_h, *y_c; };
 
   std::unique_ptr<std::vector<T>> Acquire() {
@@ -290,37 +377,61 @@ class RnnKernel final : public Kernel {
         if (y) std::fill(y, y + H, T(0));
         continue;
       }
-      const T* x = in.x + (p_.batch_first ? b * p_.seq + t : t * p_.batch + b) * I;
-      // gates = Wb (+ Rb) + x . W^T
-      if (wb) std::memcpy(gates, wb, gh * sizeof(T));
-      else std::fill(gates, gates + gh, T(0));
-      MatVecAcc(x, I, wt, gh, gh, gates);
+      const int64_t xrow = p_.batch_first ? b * p_.seq + t : t * p_.batch + b;
+      // gates = Wb (+ Rb) + x . W^T, precomputed for float32
+      if (in.xw) {
+        std::memcpy(gates, in.xw + (d * p_.seq * p_.batch + xrow) * gh, gh * sizeof(T));
+      } else {
+        if (wb) std::memcpy(gates, wb, gh * sizeof(T));
+        else std::fill(gates, gates + gh, T(0));
+        MatVecAcc(in.x + xrow * I, I, wt, gh, gh, gates);
+      }
+      const bool bulk = bulk_acts_ && !in.peep;
       if (p_.cell == Cell::kGru) {
         // z and r see h . R^T + Rb; the candidate gate needs r first.
-        if (rb) for (int64_t i = 0; i < 2 * H; ++i) gates[i] += rb[i];
-        MatVecAcc(h, H, rt, gh, 2 * H, gates);
-        for (int64_t i = 0; i < 2 * H; ++i) gates[i] = acts[0](Clip(gates[i]));
+        if (rb && !in.xw) for (int64_t i = 0; i < 2 * H; ++i) gates[i] += rb[i];
+        matvec_(h, H, rt, gh, 2 * H, gates);
+        if (bulk) ApplyBulk(ActivationKind::kSigmoid, gates, 2 * H);
+        else for (int64_t i = 0; i < 2 * H; ++i) gates[i] = acts[0](Clip(gates[i]));
         const T* z = gates;
         const T* r = gates + H;
         T* hc = gates + 2 * H;
         std::fill(tmp2, tmp2 + H, T(0));
         if (p_.linear_before_reset) {
-          MatVecAcc(h, H, rt + 2 * H, gh, H, tmp2);
+          matvec_(h, H, rt + 2 * H, gh, H, tmp2);
           for (int64_t i = 0; i < H; ++i) hc[i] += r[i] * (tmp2[i] + (rb ? rb[2 * H + i] : T(0)));
         } else {
           for (int64_t i = 0; i < H; ++i) tmp[i] = r[i] * h[i];
-          MatVecAcc(tmp, H, rt + 2 * H, gh, H, tmp2);
+          matvec_(tmp, H, rt + 2 * H, gh, H, tmp2);
           for (int64_t i = 0; i < H; ++i) hc[i] += tmp2[i] + (rb ? rb[2 * H + i] : T(0));
         }
-        for (int64_t i = 0; i < H; ++i) {
-          T cand = acts[1](Clip(hc[i]));
-          h[i] = (T(1) - z[i]) * cand + z[i] * h[i];
+        if (bulk) {
+          ApplyBulk(ActivationKind::kTanh, hc, H);
+          for (int64_t i = 0; i < H; ++i) h[i] = (T(1) - z[i]) * hc[i] + z[i] * h[i];
+        } else {
+          for (int64_t i = 0; i < H; ++i) {
+            T cand = acts[1](Clip(hc[i]));
+            h[i] = (T(1) - z[i]) * cand + z[i] * h[i];
+          }
         }
       } else {
-        if (rb) for (int64_t i = 0; i < gh; ++i) gates[i] += rb[i];
-        MatVecAcc(h, H, rt, gh, gh, gates);
+        if (rb && !in.xw) for (int64_t i = 0; i < gh; ++i) gates[i] += rb[i];
+        matvec_(h, H, rt, gh, gh, gates);
         if (p_.cell == Cell::kRnn) {
-          for (int64_t i = 0; i < H; ++i) h[i] = acts[0](Clip(gates[i]));
+          if (bulk) {
+            ApplyBulk(ActivationKind::kTanh, gates, H);
+            std::memcpy(h, gates, H * sizeof(T));
+          } else {
+            for (int64_t i = 0; i < H; ++i) h[i] = acts[0](Clip(gates[i]));
+          }
+        } else if (bulk) {
+          // Gate order i, o, f, c: sigmoid on the first three, tanh on c.
+          ApplyBulk(ActivationKind::kSigmoid, gates, 3 * H);
+          ApplyBulk(ActivationKind::kTanh, gates + 3 * H, H);
+          const T *gi = gates, *go = gates + H, *gf = gates + 2 * H, *gc = gates + 3 * H;
+          for (int64_t k = 0; k < H; ++k) tmp[k] = c[k] = gf[k] * c[k] + gi[k] * gc[k];
+          ApplyBulk(ActivationKind::kTanh, tmp, H);
+          for (int64_t k = 0; k < H; ++k) h[k] = go[k] * tmp[k];
         } else {
           // Gate order i, o, f, c; peepholes P = [Pi, Po, Pf].
           T* gi = gates;
@@ -347,9 +458,18 @@ class RnnKernel final : public Kernel {
     return Status::Ok();
   }
 
+  // Vectorised float32 activation over n values in place (only reached for T = float).
+  static void ApplyBulk(ActivationKind kind, T* v, int64_t n) {
+    if constexpr (std::is_same_v<T, float>) ApplyActivation(Activation{kind}, v, n);
+  }
+
   RnnPlan p_;
   std::vector<T> w_packed_, r_packed_;
   int64_t task_floats_ = 0, scratch_floats_ = 0;
+  MatVecFn<T> matvec_ = nullptr;
+  bool gemm_input_ = false, bulk_acts_ = false;
+  int64_t xw_offset_ = 0;
+  gemm::SgemmPlan plan_;
   std::mutex mu_;
   std::vector<std::unique_ptr<std::vector<T>>> free_;
 };
@@ -425,11 +545,11 @@ Expected<KernelPtr> MakeRnn(const KernelInit& init) {
   if (x.dtype == DataType::kFloat64) {
     auto w = PackIfConstant<double>(n.input(1), p.dirs, gh, p.input);
     auto r = PackIfConstant<double>(n.input(2), p.dirs, gh, p.hidden);
-    return KernelPtr(new RnnKernel<double>(std::move(p), std::move(w), std::move(r)));
+    return KernelPtr(new RnnKernel<double>(std::move(p), std::move(w), std::move(r), init.max_threads));
   }
   auto w = PackIfConstant<float>(n.input(1), p.dirs, gh, p.input);
   auto r = PackIfConstant<float>(n.input(2), p.dirs, gh, p.hidden);
-  return KernelPtr(new RnnKernel<float>(std::move(p), std::move(w), std::move(r)));
+  return KernelPtr(new RnnKernel<float>(std::move(p), std::move(w), std::move(r), init.max_threads));
 }
 
 }  // namespace
