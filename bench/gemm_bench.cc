@@ -46,7 +46,9 @@ std::vector<float> Random(size_t n) {
 }
 
 // args: isa, M, N, K, trans_b, pack (bit 0: B pre-packed as constant weights
-// are, bit 1: A pre-packed), threads
+// are, bit 1: A pre-packed, bit 2 with bit 0: cold B, each call reads the next
+// of copies of the packed B spanning 256 MiB, as a model's weights come from
+// memory after the other layers ran), threads
 void BM_Sgemm(benchmark::State& st) {
   const Isa isa = static_cast<Isa>(st.range(0));
   const GemmUkernel* found = UkernelForIsa(isa);
@@ -63,12 +65,14 @@ void BM_Sgemm(benchmark::State& st) {
   const GemmUkernel* uk = &tuned;
   const int64_t m = st.range(1), n = st.range(2), k = st.range(3);
   const bool tb = st.range(4), prepack_b = st.range(5) & 1, prepack_a = st.range(5) & 2;
+  const bool cold_b = prepack_b && (st.range(5) & 4);
   const int threads = static_cast<int>(st.range(6));
   ThreadPool pool(threads);
   auto a = Random(m * k), b = Random(k * n);
   std::vector<float> c(m * n);
   SgemmPlan plan(*uk, m, n, k, threads);
   PackedOperand pa, pb;
+  std::vector<std::vector<float>> cold_copies;
   SgemmArgs g;
   g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k;
   g.b = b.data(), g.ldb = tb ? k : n, g.trans_b = tb;
@@ -76,6 +80,11 @@ void BM_Sgemm(benchmark::State& st) {
   if (prepack_b) {
     pb = PackedOperand::Make(*uk, PackedSide::kB, b.data(), g.ldb, tb, n, k, {});
     g.packed_b = pb.data();
+    if (cold_b) {
+      const size_t floats = static_cast<size_t>(PackedBSize(*uk, n, k));
+      const size_t copies = std::max<size_t>(2, (size_t{256} << 20) / (floats * sizeof(float)));
+      for (size_t i = 0; i < copies; ++i) cold_copies.emplace_back(pb.data(), pb.data() + floats);
+    }
   }
   if (prepack_a) {
     pa = PackedOperand::Make(*uk, PackedSide::kA, a.data(), g.lda, false, m, k, {});
@@ -84,7 +93,9 @@ void BM_Sgemm(benchmark::State& st) {
   double best = 1e30;
   std::vector<double> cpu;
   cpu.reserve(1 << 16);
+  size_t next_copy = 0;
   for (auto _ : st) {
+    if (cold_b) g.packed_b = cold_copies[next_copy++ % cold_copies.size()].data();
     auto t0 = std::chrono::steady_clock::now();
     const double c0 = CpuSeconds(threads > 1);
     plan.Run(g, &pool);
@@ -138,6 +149,9 @@ void Shapes(benchmark::internal::Benchmark* b) {
     b->Args({isa, 1, 1000, 2048, 1, 1, 1});    // ResNet-50 fc (Gemm transB), batch 1
     b->Args({isa, 1, 1000, 1280, 1, 1, 1});    // MobileNetV2 classifier, batch 1
     b->Args({isa, 8, 1000, 1280, 1, 1, 1});    // MobileNetV2 classifier, batch 8
+    b->Args({isa, 1, 1000, 1280, 1, 5, 1});    // the same with the weights cold (from memory)
+    b->Args({isa, 8, 1000, 1280, 1, 5, 1});
+    b->Args({isa, 1, 2304, 768, 0, 5, 1});     // GPT-2 decode QKV, cold weights
     b->Args({isa, 1, 2304, 768, 0, 1, 1});     // GPT-2 small decode: QKV projection
     b->Args({isa, 1, 768, 3072, 0, 1, 1});     // GPT-2 small decode: MLP down
     // BERT-base / GPT-2 small, sequence 128 (M = tokens): projections, FFN up/down.

@@ -531,9 +531,12 @@ TEST(GemmDriver, PrepackedBEveryBlockBoundaryWithEpilogues) {
   // K blocks before the last go through the fused kernel with an empty
   // epilogue. Fused (clamp) and unfused (sigmoid) epilogues, beta 0 (C holds
   // NaN, which must not be read) and beta != 0, 1 and 2 threads.
+  // M up to one row tile (1, 3, 8, MR; MR + 3 when 2 threads split the rows)
+  // runs all K as one block and prefetches the next panel.
   ThreadPool pool(2);
   for (const GemmUkernel* uk : RunnableUkernels())
-    for (const int64_t m : {uk->mc - 3, uk->mc + uk->mr + 3}) {
+    for (const int64_t m : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{uk->mr}, int64_t{uk->mr} + 3,
+                            int64_t{uk->mc} - 3, int64_t{uk->mc} + uk->mr + 3}) {
       const int64_t n = uk->nc + uk->nr + 5, k = 2 * uk->kc + 7;
       auto a = Random(m * k, 90), b = Random(k * n, 91), bias = Random(n, 92), res = Random(m * n, 93);
       PackedOperand pb = PackedOperand::Make(*uk, PackedSide::kB, b.data(), n, false, n, k, {});
