@@ -77,6 +77,12 @@ CASES = {
                                   attrs={"transB": 1, "alpha": 0.5, "beta": 2.0}),
     "gemm_transa": lambda: single("Gemm", [("a", f32(33, 5)), ("w", f32(33, 17))], attrs={"transA": 1}),
     "matmul_2d": lambda: single("MatMul", [("a", f32(31, 65))], [("b", f32(65, 47))]),
+    # One row tile (M <= 14) with constant weights over several K blocks and panels: the sgemm
+    # driver streams each weight panel over all K in one block.
+    "gemm_m1_long_k": lambda: single("Gemm", [("a", f32(1, 600))], [("w", f32(70, 600)), ("c", f32(70))],
+                                     attrs={"transB": 1}),
+    "gemm_m8_long_k": lambda: single("Gemm", [("a", f32(8, 530))], [("w", f32(530, 100)), ("c", f32(100))]),
+    "matmul_m3_long_k": lambda: single("MatMul", [("a", f32(1, 3, 700))], [("b", f32(700, 45))]),
     "matmul_batched_broadcast": lambda: single("MatMul", [("a", f32(2, 3, 7, 16)), ("b", f32(3, 16, 9))]),
     "matmul_vec": lambda: single("MatMul", [("a", f32(16)), ("b", f32(4, 16, 5))]),
     "conv_basic": lambda: single("Conv", [("x", f32(1, 3, 11, 13))], [("w", f32(8, 3, 3, 3)), ("b", f32(8))],
