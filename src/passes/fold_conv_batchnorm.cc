@@ -1,6 +1,10 @@
 // fold-conv-batchnorm: inference BatchNormalization after a Conv is an affine map
 // per output channel, y = s * (conv + b - mean) + beta with s = scale/sqrt(var+eps),
 // so it folds into the Conv: W'[m] = s[m] * W[m], B'[m] = s[m] * (B[m] - mean[m]) + beta[m].
+// A per-output-channel Mul or Add by a constant (how frozen BatchNorm layers
+// export, e.g. DETR's backbone, or TF graphs' BN) folds the same way:
+// y * s -> W'[m] = s[m] W[m], B'[m] = s[m] B[m]; y + a (or y - a) -> B'[m] =
+// B[m] + a[m] (- a[m]); a chain of them folds one node at a time.
 // New weights are new constants: the originals may be shared with another node
 // and are dropped by Compact when they are not.
 #include <cmath>
@@ -75,20 +79,106 @@ bool TryFold(Graph& graph, Node& conv, Node& bn) {
   return true;
 }
 
+// The per-channel values of constant `c` applied element-wise to the conv
+// output y ([N, M, spatial...]): `c` broadcasts to y without growing it and
+// varies along the channel axis at most. Fills m values (a scalar repeats).
+bool PerChannel(const Value* c, const Value& y, int64_t m, std::vector<float>* out) {
+  if (!c || !c->constant || c->dtype != DataType::kFloat32 || !c->IsStatic() || !y.IsStatic()) return false;
+  if (c->shape.size() > y.shape.size() || y.shape.size() < 2) return false;
+  const float* v = c->constant->as<float>();
+  const int64_t n = c->NumElements();
+  if (n == 1) {
+    out->assign(static_cast<size_t>(m), v[0]);
+    return true;
+  }
+  // Right-aligned: every dim 1 except the one over y's channel axis, which is m.
+  const size_t lead = y.shape.size() - c->shape.size();
+  for (size_t d = 0; d < c->shape.size(); ++d) {
+    const bool channel = lead + d == 1;
+    if (c->shape[d] != (channel ? m : 1)) return false;
+  }
+  if (lead > 1) return false;  // c has no channel axis: it would be a scalar, handled above
+  out->assign(v, v + m);
+  return true;
+}
+
+// Folds `op` (Mul, Add or Sub reading the conv output y as its first input for
+// Sub) into the conv's weights and bias.
+bool TryFoldAffine(Graph& graph, Node& conv, Node& op) {
+  Value* w = conv.input(1);
+  Value* y = conv.output(0);
+  if (!w || !w->constant || w->dtype != DataType::kFloat32 || !w->IsStatic() || w->shape.empty()) return false;
+  if (!y || y->dtype != DataType::kFloat32 || graph.IsGraphOutput(y) || CountUses(graph, y) != 1) return false;
+  if (op.inputs.size() != 2 || !op.output(0) || !op.output(0)->IsStatic() || op.output(0)->shape != y->shape)
+    return false;
+  const bool first = op.input(0) == y;
+  if (!first && op.input(1) != y) return false;
+  if (op.op_type == "Sub" && !first) return false;
+  const int64_t m = w->shape[0];
+  std::vector<float> k;
+  if (!PerChannel(op.input(first ? 1 : 0), *y, m, &k)) return false;
+  const float* b = nullptr;
+  if (Value* bv = conv.input(2)) {
+    b = ConstF32(bv, m);
+    if (!b) return false;
+  }
+  const bool mul = op.op_type == "Mul";
+  const int64_t per_channel = w->NumElements() / m;
+  TensorData new_b = TensorData::Allocate(static_cast<size_t>(m) * sizeof(float));
+  float* dst_b = reinterpret_cast<float*>(new_b.mutable_data());
+  for (int64_t c = 0; c < m; ++c) {
+    const float bias = b ? b[c] : 0.f;
+    dst_b[c] = mul ? bias * k[c] : op.op_type == "Add" ? bias + k[c] : bias - k[c];
+  }
+  Value* w2 = w;
+  if (mul) {
+    TensorData new_w = TensorData::Allocate(static_cast<size_t>(w->ByteSize()));
+    const float* src = w->constant->as<float>();
+    float* dst_w = reinterpret_cast<float*>(new_w.mutable_data());
+    for (int64_t c = 0; c < m; ++c)
+      for (int64_t i = 0; i < per_channel; ++i) dst_w[c * per_channel + i] = src[c * per_channel + i] * k[c];
+    w2 = graph.AddConstant(graph.UniqueName(w->name + "_scaled"), DataType::kFloat32, w->shape, std::move(new_w));
+  }
+  Value* b2 = graph.AddConstant(graph.UniqueName(conv.name + "_bias_folded"), DataType::kFloat32, {m},
+                                std::move(new_b));
+  conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3));
+  conv.inputs[1] = w2;
+  conv.inputs[2] = b2;
+  Value* out = op.output(0);
+  graph.RemoveNode(&op);
+  conv.outputs[0] = out;
+  out->producer = &conv;
+  y->producer = nullptr;
+  return true;
+}
+
+// The node reading the conv's output, when there is exactly one.
+Node* SoleConsumer(Graph& graph, const Value* y) {
+  if (!y || graph.IsGraphOutput(y) || CountUses(graph, y) != 1) return nullptr;
+  for (auto& up : graph.nodes())
+    for (const Value* in : up->inputs)
+      if (in == y) return up.get();
+  return nullptr;
+}
+
 }  // namespace
 
 Status RunFoldConvBatchNorm(Graph& graph, const CompileOptions& options) {
   if (!options.fuse) return Status::Ok();
-  std::vector<std::pair<Node*, Node*>> pairs;
-  for (auto& up : graph.nodes()) {
-    Node& bn = *up;
-    if (!bn.domain.empty() || bn.op_type != "BatchNormalization") continue;
-    Value* x = bn.input(0);
-    if (!x || !x->producer) continue;
-    Node& conv = *x->producer;
-    if (conv.domain.empty() && conv.op_type == "Conv") pairs.emplace_back(&conv, &bn);
+  std::vector<Node*> convs;
+  for (auto& up : graph.nodes())
+    if (up->domain.empty() && up->op_type == "Conv") convs.push_back(up.get());
+  for (Node* conv : convs) {
+    for (;;) {
+      Node* next = SoleConsumer(graph, conv->output(0));
+      if (!next || !next->domain.empty()) break;
+      bool folded = false;
+      if (next->op_type == "BatchNormalization") folded = TryFold(graph, *conv, *next);
+      else if (next->op_type == "Mul" || next->op_type == "Add" || next->op_type == "Sub")
+        folded = TryFoldAffine(graph, *conv, *next);
+      if (!folded) break;
+    }
   }
-  for (auto [conv, bn] : pairs) TryFold(graph, *conv, *bn);
   return Status::Ok();
 }
 

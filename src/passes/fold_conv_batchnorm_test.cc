@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "executor/executable.h"
 #include "passes/pass_test_util.h"
@@ -133,6 +134,98 @@ TEST(PassFoldConvBatchNorm, KeepsBatchNormWithNonConstantWeightsOrTraining) {
     ASSERT_TRUE(RunFoldConvBatchNorm(t.g, no_fuse).ok());
     EXPECT_EQ(t.g.nodes().size(), 2u);
   }
+}
+
+// Conv -> Mul(const) -> Add(const) -> Sub(const), the way frozen BatchNorm
+// layers export; the constants' shape decides whether they fold.
+struct ConvAffine {
+  Graph g;
+  Node* conv = nullptr;
+  Value* out = nullptr;
+  std::vector<float> w, b;
+  static constexpr int kC = 2, kM = 3, kK = 3, kH = 5, kW = 5;
+
+  // Each step: op type and the constant's shape and values.
+  struct Step { const char* op; std::vector<int64_t> shape; std::vector<float> values; bool const_first = false; };
+
+  explicit ConvAffine(const std::vector<Step>& steps) {
+    w = Pattern(kM * kC * kK * kK, -1, 1, 1);
+    b = Pattern(kM, -0.5f, 0.5f, 2);
+    Value* x = Tensor(g, "x", {1, kC, kH, kW});
+    Value* cur = Tensor(g, "conv_out", {1, kM, kH, kW});
+    g.inputs = {x};
+    conv = g.AddNode("Conv", "conv", {x, Const<float>(g, "W", {kM, kC, kK, kK}, w), Const<float>(g, "B", {kM}, b)},
+                     {cur});
+    conv->SetInts("pads", {1, 1, 1, 1});
+    conv->SetInts("kernel_shape", {kK, kK});
+    int i = 0;
+    for (const Step& st : steps) {
+      Value* next = Tensor(g, "step" + std::to_string(i), {1, kM, kH, kW});
+      Value* k = Const<float>(g, "k" + std::to_string(i), st.shape, st.values);
+      g.AddNode(st.op, "op" + std::to_string(i), st.const_first ? std::vector<Value*>{k, cur}
+                                                                 : std::vector<Value*>{cur, k}, {next});
+      cur = next;
+      ++i;
+    }
+    out = cur;
+    g.outputs = {out};
+  }
+
+  // The reference: the steps applied to RefConv's output.
+  std::vector<float> Before(const std::vector<float>& x, const std::vector<Step>& steps) const {
+    auto y = RefConv(x, kC, kH, kW, w, kM, kK, 1, &b);
+    const int plane = kH * kW;
+    for (const Step& st : steps)
+      for (int o = 0; o < kM; ++o)
+        for (int p = 0; p < plane; ++p) {
+          const float k = st.values.size() == 1 ? st.values[0] : st.values[st.values.size() == kM ? o : o * plane + p];
+          float& v = y[o * plane + p];
+          v = std::string(st.op) == "Mul" ? v * k : std::string(st.op) == "Add" ? v + k : (st.const_first ? k - v : v - k);
+        }
+    return y;
+  }
+};
+
+TEST(PassFoldConvBatchNorm, FoldsPerChannelMulAddSubChains) {
+  const std::vector<ConvAffine::Step> steps = {
+      {"Mul", {1, 3, 1, 1}, Pattern(3, 0.5f, 2, 7)},
+      {"Add", {3, 1, 1}, Pattern(3, -1, 1, 8)},
+      {"Mul", {1}, {1.5f}},
+      {"Sub", {1, 3, 1, 1}, Pattern(3, -1, 1, 10)},
+  };
+  ConvAffine t(steps);
+  ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+  EXPECT_EQ(OpSequence(t.g), (std::vector<std::string>{"Conv"}));
+  Node* conv = t.g.nodes()[0].get();
+  EXPECT_EQ(conv->outputs[0], t.out);
+  EXPECT_EQ(t.out->producer, conv);
+  t.g.Compact();
+  EXPECT_TRUE(t.g.Verify().ok()) << t.g.Verify().ToString();
+  auto x = Pattern(ConvAffine::kC * ConvAffine::kH * ConvAffine::kW, -1, 1, 9);
+  auto before = t.Before(x, steps);
+  auto new_b = Floats(conv->inputs[2]);
+  auto after = RefConv(x, ConvAffine::kC, ConvAffine::kH, ConvAffine::kW, Floats(conv->inputs[1]), ConvAffine::kM,
+                       ConvAffine::kK, 1, &new_b);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4f) << i;
+}
+
+TEST(PassFoldConvBatchNorm, KeepsMulAddThatAreNotPerChannel) {
+  const int plane = ConvAffine::kH * ConvAffine::kW;
+  // Per pixel, a constant minus the conv, and a constant over the width axis: none folds.
+  for (const auto& step : {ConvAffine::Step{"Mul", {1, 3, 5, 5}, Pattern(3 * plane, 0.5f, 2, 7)},
+                           ConvAffine::Step{"Sub", {1, 3, 1, 1}, Pattern(3, -1, 1, 8), true},
+                           ConvAffine::Step{"Add", {1, 1, 1, 5}, Pattern(5, -1, 1, 8)}}) {
+    ConvAffine t({step});
+    ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+    EXPECT_EQ(t.g.nodes().size(), 2u) << step.op;
+  }
+  // A Mul whose constant broadcasts the output to a larger shape is left alone too.
+  ConvAffine t({});
+  Value* big = Tensor(t.g, "big", {2, ConvAffine::kM, ConvAffine::kH, ConvAffine::kW});
+  t.g.AddNode("Mul", "grow", {t.out, Const<float>(t.g, "k2", {2, 1, 1, 1}, {1.f, 2.f})}, {big});
+  t.g.outputs = {big};
+  ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+  EXPECT_EQ(t.g.nodes().size(), 2u);
 }
 
 // With the Conv and BatchNormalization kernels registered, the folded Conv gives
