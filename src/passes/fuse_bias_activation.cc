@@ -5,7 +5,8 @@
 //   Conv + Add(tensor of the output's shape)         -> FusedConv(X, W, B, Z)
 //   MatMul/Gemm (+ bias) [-> Reshape] + Add(tensor)  -> FusedMatMul/FusedGemm(.., Z)
 //   Conv/Gemm/MatMul/Fused* + activation             -> Fused* with "activation"
-//     (activation ops, or exact GELU spelled with Erf as pre-opset-20 exporters do)
+//     (activation ops, exact GELU spelled with Erf as pre-opset-20 exporters do,
+//     and SiLU spelled y * Sigmoid(y): EfficientNet, LLaMA-style MLPs)
 // A value is fused away only when the fused node is its sole reader and it is not
 // a graph output, so no one else can observe the intermediate.
 #include <algorithm>
@@ -108,6 +109,25 @@ struct Fuser {
   // Exporters before opset 20 write exact GELU as 0.5 * y * (1 + erf(y / sqrt2))
   // in one of three association orders. Returns the nodes of the pattern and
   // its result when `y` feeds exactly that pattern and nothing else.
+  // y * Sigmoid(y) (either operand order): y read by exactly the Sigmoid and
+  // the Mul, the Sigmoid's output only by the Mul.
+  bool MatchSilu(Value* y, std::vector<Node*>* nodes, Value** result) const {
+    if (graph.IsGraphOutput(y)) return false;
+    const auto& r = ReadersOf(y);
+    if (r.size() != 2 || r[0] == r[1]) return false;
+    for (int s = 0; s < 2; ++s) {
+      Node* sig = r[s];
+      Node* mul = r[1 - s];
+      if (!IsOnnx(*sig, "Sigmoid") || sig->input(0) != y || graph.IsGraphOutput(sig->output(0))) continue;
+      if (SoleReader(sig->output(0)) != mul || BinaryOther(mul, "Mul", y) != sig->output(0)) continue;
+      if (!IsF32(mul->output(0))) return false;
+      *nodes = {sig, mul};
+      *result = mul->output(0);
+      return true;
+    }
+    return false;
+  }
+
   bool MatchErfGelu(Value* y, std::vector<Node*>* nodes, Value** result) const {
     if (graph.IsGraphOutput(y)) return false;
     const auto& r = ReadersOf(y);
@@ -251,6 +271,7 @@ struct Fuser {
     for (const char* simple : {"Relu", "Sigmoid", "Tanh", "HardSwish"})
       if (t == simple) return FusedActivation{simple};
     if (t == "LeakyRelu") return FusedActivation{"LeakyRelu", act.GetFloat("alpha", 0.01f)};
+    if (t == "Swish") return FusedActivation{"Swish", act.GetFloat("alpha", 1.f)};
     if (t == "HardSigmoid")
       return FusedActivation{"HardSigmoid", act.GetFloat("alpha", 0.2f), act.GetFloat("beta", 0.5f)};
     if (t == "Gelu") {
@@ -291,6 +312,14 @@ struct Fuser {
       MakeFused(node, fused);
       node.SetString("activation", "Gelu");
       AbsorbAll(node, gelu_nodes, gelu_out);
+      return;
+    }
+    std::vector<Node*> silu_nodes;
+    Value* silu_out = nullptr;
+    if (MatchSilu(y, &silu_nodes, &silu_out)) {
+      MakeFused(node, fused);
+      node.SetString("activation", "Swish");
+      AbsorbAll(node, silu_nodes, silu_out);
       return;
     }
     Node* act = SoleReader(y);

@@ -57,6 +57,32 @@ TEST(PassFuseBiasActivation, MatMulAddGeluFusesBothIntoOneNode) {
   EXPECT_EQ(g.nodes()[0]->outputs[0], y);
 }
 
+// SiLU spelled y * Sigmoid(y), either operand order, fuses as Swish; when the
+// Sigmoid's output is read elsewhere (or is a graph output) it stays.
+TEST(PassFuseBiasActivation, SiluPatternFusesAsSwishOnlyWhenUnobserved) {
+  for (int variant = 0; variant < 3; ++variant) {
+    Graph g;
+    Value* a = Tensor(g, "a", {4, 8});
+    Value* mm = Tensor(g, "mm", {4, 16});
+    Value* sg = Tensor(g, "sg", {4, 16});
+    Value* y = Tensor(g, "y", {4, 16});
+    g.inputs = {a};
+    g.AddNode("MatMul", "matmul", {a, Const<float>(g, "b", {8, 16}, Pattern(128, -1, 1))}, {mm});
+    g.AddNode("Sigmoid", "sigmoid", {mm}, {sg});
+    g.AddNode("Mul", "mul", variant == 1 ? std::vector<Value*>{sg, mm} : std::vector<Value*>{mm, sg}, {y});
+    g.outputs = {y};
+    if (variant == 2) g.outputs.push_back(sg);
+    ASSERT_TRUE(Fuse(g).ok());
+    if (variant < 2) {
+      EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedMatMul"})) << variant;
+      EXPECT_EQ(g.nodes()[0]->GetString("activation", ""), "Swish");
+      EXPECT_EQ(g.nodes()[0]->outputs[0], y);
+    } else {
+      EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"MatMul", "Sigmoid", "Mul"}));
+    }
+  }
+}
+
 TEST(PassFuseBiasActivation, MatMulPlusTensorIsNotABias) {
   Graph g;
   Value* a = Tensor(g, "a", {4, 8});

@@ -621,3 +621,36 @@ def test_tfidf_vectorizer_huge_skip_equals_the_longest_useful_skip():
     expected = ort_run(model, feeds)[0]
     huge, _ = tfidf_model(x, "TF", 1, 3, 10 ** 12, np.random.default_rng(1), weights=False)
     check_numpy(huge, feeds, [expected], rtol=0, atol=0)
+
+
+# ---- SiLU (x * Sigmoid(x)) fused into Conv / MatMul as the Swish activation ---------------------
+
+def silu_model(kind):
+    """Conv + SiLU (EfficientNet) or MatMul + SiLU (a LLaMA-style MLP gate)."""
+    if kind == "conv":
+        x = f32(1, 8, 12, 12)
+        nodes = [helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1]),
+                 helper.make_node("Sigmoid", ["y"], ["s"]), helper.make_node("Mul", ["s", "y"], ["z"])]
+        inits = [numpy_helper.from_array(f32(16, 8, 3, 3), "w"), numpy_helper.from_array(f32(16), "b")]
+    else:
+        x = f32(2, 5, 24)
+        nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]),
+                 helper.make_node("Sigmoid", ["y"], ["s"]), helper.make_node("Mul", ["y", "s"], ["z"])]
+        inits = [numpy_helper.from_array(f32(24, 40), "w")]
+    g = helper.make_graph(nodes, "silu", [helper.make_tensor_value_info("x", 1, x.shape)],
+                          [helper.make_empty_tensor_value_info("z")], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, {"x": x}
+
+
+@pytest.mark.parametrize("kind", ["conv", "matmul"])
+def test_silu_fuses_and_matches_onnxruntime(kind):
+    model, feeds = silu_model(kind)
+    compile_and_compare(model, feeds, rtol=1e-5, atol=1e-6)
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        _, proc = atc_compile(path, os.path.join(d, "model"), {"x": list(feeds["x"].shape)}, ["--log=debug"])
+    # The compiled graph (dumped last) has one fused node and no Sigmoid/Mul left.
+    compiled = (proc.stdout + proc.stderr).split("pass memory-planning")[-1]
+    assert 'activation="Swish"' in compiled and "Sigmoid(" not in compiled and " Mul(" not in compiled, compiled

@@ -23,6 +23,7 @@ constexpr NamedKind kKinds[] = {
     {"Tanh", ActivationKind::kTanh},
     {"Gelu", ActivationKind::kGelu},
     {"GeluTanh", ActivationKind::kGeluTanh},
+    {"Swish", ActivationKind::kSwish},
 };
 }  // namespace
 
@@ -49,12 +50,13 @@ Expected<Activation> ActivationFromNode(const Node& node) {
   if (!ParseActivationName(name, &act.kind))
     return NotSupported(node.Describe(), ": unknown fused activation '", name,
                         "' (expected one of Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, "
-                        "HardSwish, Tanh, Gelu, GeluTanh)");
+                        "HardSwish, Tanh, Gelu, GeluTanh, Swish)");
   // Absent parameters take the defaults of the standalone ONNX op.
   float def_alpha = 0.f, def_beta = 0.f;
   switch (act.kind) {
     case ActivationKind::kLeakyRelu: def_alpha = 0.01f; break;
     case ActivationKind::kHardSigmoid: def_alpha = 0.2f; def_beta = 0.5f; break;
+    case ActivationKind::kSwish: def_alpha = 1.f; break;
     case ActivationKind::kClip:
       def_alpha = -std::numeric_limits<float>::infinity();
       def_beta = std::numeric_limits<float>::infinity();
@@ -94,6 +96,19 @@ void ApplyActivation(const Activation& act, float* data, int64_t n) {
     case ActivationKind::kTanh: ew::MathKernels().tanh(data, data, n); return;
     case ActivationKind::kGelu: ew::MathKernels().gelu(data, data, n); return;
     case ActivationKind::kGeluTanh: ew::MathKernels().gelu_tanh(data, data, n); return;
+    case ActivationKind::kSwish: {
+      // x * sigmoid(alpha x) with the Sigmoid op's own kernel: the fused
+      // result equals Sigmoid followed by Mul bit for bit.
+      constexpr int64_t kChunk = 256;
+      float s[kChunk];
+      for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+        const int64_t m = std::min(kChunk, n - i0);
+        for (int64_t i = 0; i < m; ++i) s[i] = a * data[i0 + i];
+        ew::MathKernels().sigmoid(s, s, m);
+        for (int64_t i = 0; i < m; ++i) data[i0 + i] *= s[i];
+      }
+      return;
+    }
   }
 }
 

@@ -13,9 +13,10 @@
 //   output and is read in the output's row-major order (its shape may differ,
 //   e.g. [1, S, D] for a [S, D] Gemm); added before the activation.
 // Activation attributes: "activation" (string; "" or absent = none, else one of
-// Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, GeluTanh),
-// "activation_alpha", "activation_beta" (floats): LeakyRelu alpha; Clip min/max;
-// HardSigmoid alpha/beta. Gelu is the exact (erf) form, GeluTanh the tanh one.
+// Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish, Tanh, Gelu, GeluTanh,
+// Swish), "activation_alpha", "activation_beta" (floats): LeakyRelu alpha; Clip
+// min/max; HardSigmoid alpha/beta; Swish alpha (x * sigmoid(alpha x), default 1:
+// SiLU). Gelu is the exact (erf) form, GeluTanh the tanh one.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@
 namespace oc {
 
 enum class ActivationKind {
-  kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kGelu, kGeluTanh
+  kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kHardSigmoid, kHardSwish, kTanh, kGelu, kGeluTanh, kSwish
 };
 
 struct Activation {

@@ -22,6 +22,7 @@ double Ref(const Activation& a, double x) {
     case ActivationKind::kGelu: return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
     case ActivationKind::kGeluTanh:
       return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case ActivationKind::kSwish: return x / (1 + std::exp(-a.alpha * x));
   }
   return 0;
 }
@@ -30,7 +31,7 @@ TEST(EwActivation, EveryKindMatchesItsFormula) {
   const ActivationKind kinds[] = {ActivationKind::kNone,      ActivationKind::kRelu,        ActivationKind::kLeakyRelu,
                                   ActivationKind::kClip,      ActivationKind::kSigmoid,     ActivationKind::kHardSigmoid,
                                   ActivationKind::kHardSwish, ActivationKind::kTanh,        ActivationKind::kGelu,
-                                  ActivationKind::kGeluTanh};
+                                  ActivationKind::kGeluTanh,  ActivationKind::kSwish};
   for (ActivationKind k : kinds) {
     Node n;
     n.name = "fused";
@@ -40,6 +41,7 @@ TEST(EwActivation, EveryKindMatchesItsFormula) {
       n.SetFloat("activation_alpha", -1.5f);
       n.SetFloat("activation_beta", 6.f);
     }
+    if (k == ActivationKind::kSwish) n.SetFloat("activation_alpha", 1.5f);
     auto act = ActivationFromNode(n);
     ASSERT_TRUE(act.ok()) << act.status().ToString();
     ASSERT_EQ(act->kind, k);
@@ -72,9 +74,11 @@ TEST(EwActivation, DefaultsAndErrors) {
   n.SetString("activation", "Clip");
   EXPECT_EQ(ActivationFromNode(n)->beta, std::numeric_limits<float>::infinity());
   n.SetString("activation", "Swish");
+  EXPECT_FLOAT_EQ(ActivationFromNode(n)->alpha, 1.f);
+  n.SetString("activation", "Mish");
   auto bad = ActivationFromNode(n);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("Swish"), std::string::npos);
+  EXPECT_NE(bad.status().message().find("Mish"), std::string::npos);
   EXPECT_NE(bad.status().message().find("FusedGemm node 'g'"), std::string::npos);
   ActivationKind k;
   EXPECT_TRUE(ParseActivationName("GeluTanh", &k));
