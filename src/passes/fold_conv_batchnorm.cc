@@ -7,7 +7,9 @@
 // B[m] + a[m] (- a[m]); a chain of them folds one node at a time.
 // New weights are new constants: the originals may be shared with another node
 // and are dropped by Compact when they are not.
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "passes/passes.h"
@@ -29,20 +31,51 @@ bool TrainingMode(const Node& bn) {
   return false;
 }
 
-bool TryFold(Graph& graph, Node& conv, Node& bn) {
-  Value* w = conv.input(1);
-  Value* y = conv.output(0);
-  if (!w || !w->constant || w->dtype != DataType::kFloat32 || !w->IsStatic() || w->shape.empty())
-    return false;
-  if (!y || y->dtype != DataType::kFloat32 || graph.IsGraphOutput(y) || CountUses(graph, y) != 1)
-    return false;
-  if (bn.input(0) != y || TrainingMode(bn) || !bn.output(0)) return false;
-  const int64_t m = w->shape[0];
+// What a fold needs of the conv: constant float32 weights W [m, ...] and bias
+// (nullptr: none), and an output y read by one node only, not a graph output.
+struct FoldableConv {
+  Value* w = nullptr;
+  Value* y = nullptr;
   const float* b = nullptr;
+  int64_t m = 0;
+};
+
+std::optional<FoldableConv> Foldable(Graph& graph, Node& conv) {
+  FoldableConv f;
+  f.w = conv.input(1);
+  f.y = conv.output(0);
+  if (!f.w || !f.w->constant || f.w->dtype != DataType::kFloat32 || !f.w->IsStatic() || f.w->shape.empty())
+    return std::nullopt;
+  if (!f.y || f.y->dtype != DataType::kFloat32 || graph.IsGraphOutput(f.y) || CountUses(graph, f.y) != 1)
+    return std::nullopt;
+  f.m = f.w->shape[0];
   if (Value* bv = conv.input(2)) {
-    b = ConstF32(bv, m);
-    if (!b) return false;
+    f.b = ConstF32(bv, f.m);
+    if (!f.b) return std::nullopt;
   }
+  return f;
+}
+
+// Gives the conv its new weights (w2) and bias (b2) and `folded`'s output;
+// `folded` goes away.
+void Replace(Graph& graph, Node& conv, Node& folded, Value* w2, Value* b2) {
+  conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3));
+  conv.inputs[1] = w2;
+  conv.inputs[2] = b2;
+  Value* y = conv.output(0);
+  Value* out = folded.output(0);
+  graph.RemoveNode(&folded);
+  conv.outputs[0] = out;
+  out->producer = &conv;
+  y->producer = nullptr;
+}
+
+bool TryFold(Graph& graph, Node& conv, Node& bn) {
+  const auto f = Foldable(graph, conv);
+  if (!f || bn.input(0) != f->y || TrainingMode(bn) || !bn.output(0)) return false;
+  Value* w = f->w;
+  const int64_t m = f->m;
+  const float* b = f->b;
   const float* scale = ConstF32(bn.input(1), m);
   const float* beta = ConstF32(bn.input(2), m);
   const float* mean = ConstF32(bn.input(3), m);
@@ -68,14 +101,7 @@ bool TryFold(Graph& graph, Node& conv, Node& bn) {
                                 w->shape, std::move(new_w));
   Value* b2 = graph.AddConstant(graph.UniqueName(conv.name + "_bias_bnfolded"), DataType::kFloat32,
                                 {m}, std::move(new_b));
-  conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3));
-  conv.inputs[1] = w2;
-  conv.inputs[2] = b2;
-  Value* out = bn.output(0);
-  graph.RemoveNode(&bn);
-  conv.outputs[0] = out;
-  out->producer = &conv;
-  y->producer = nullptr;
+  Replace(graph, conv, bn, w2, b2);
   return true;
 }
 
@@ -105,23 +131,19 @@ bool PerChannel(const Value* c, const Value& y, int64_t m, std::vector<float>* o
 // Folds `op` (Mul, Add or Sub reading the conv output y as its first input for
 // Sub) into the conv's weights and bias.
 bool TryFoldAffine(Graph& graph, Node& conv, Node& op) {
-  Value* w = conv.input(1);
-  Value* y = conv.output(0);
-  if (!w || !w->constant || w->dtype != DataType::kFloat32 || !w->IsStatic() || w->shape.empty()) return false;
-  if (!y || y->dtype != DataType::kFloat32 || graph.IsGraphOutput(y) || CountUses(graph, y) != 1) return false;
+  const auto f = Foldable(graph, conv);
+  if (!f) return false;
+  Value* w = f->w;
+  const Value* y = f->y;
   if (op.inputs.size() != 2 || !op.output(0) || !op.output(0)->IsStatic() || op.output(0)->shape != y->shape)
     return false;
   const bool first = op.input(0) == y;
   if (!first && op.input(1) != y) return false;
   if (op.op_type == "Sub" && !first) return false;
-  const int64_t m = w->shape[0];
+  const int64_t m = f->m;
+  const float* b = f->b;
   std::vector<float> k;
   if (!PerChannel(op.input(first ? 1 : 0), *y, m, &k)) return false;
-  const float* b = nullptr;
-  if (Value* bv = conv.input(2)) {
-    b = ConstF32(bv, m);
-    if (!b) return false;
-  }
   const bool mul = op.op_type == "Mul";
   const int64_t per_channel = w->NumElements() / m;
   TensorData new_b = TensorData::Allocate(static_cast<size_t>(m) * sizeof(float));
@@ -141,14 +163,7 @@ bool TryFoldAffine(Graph& graph, Node& conv, Node& op) {
   }
   Value* b2 = graph.AddConstant(graph.UniqueName(conv.name + "_bias_folded"), DataType::kFloat32, {m},
                                 std::move(new_b));
-  conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3));
-  conv.inputs[1] = w2;
-  conv.inputs[2] = b2;
-  Value* out = op.output(0);
-  graph.RemoveNode(&op);
-  conv.outputs[0] = out;
-  out->producer = &conv;
-  y->producer = nullptr;
+  Replace(graph, conv, op, w2, b2);
   return true;
 }
 
