@@ -21,13 +21,19 @@ constexpr int64_t kMinUnits = 16;
 constexpr int64_t kL1WeightBytes = 32 << 10;
 
 // Cost of a row of `pixels` outputs of `blocks` output blocks in 6-pixel
-// tiles (the remainder one tile), in FMA vectors: a tile issues pixels x blocks
-// FMAs, or (narrow tiles) as many loads as it has weight vectors and input
-// broadcasts; plus set-up.
+// tiles (the remainder one tile), in FMA vectors per input channel: a tile
+// issues pixels x blocks FMAs, or (narrow tiles) as many loads as it has
+// weight vectors and input broadcasts; plus set-up.
 double RowCost(int64_t pixels, int64_t blocks) {
   auto tile = [&](int64_t p) { return static_cast<double>(std::max(p * blocks, p + blocks)); };
   return static_cast<double>(pixels / 6) * tile(6) + (pixels % 6 ? tile(pixels % 6) : 0.0) + 2.0;
 }
+// What a unit pays once for its group's weights (per input channel, in the
+// same FMA units): each unit streams them from L2 again, a weight vector
+// costing about 4 FMAs. Without it, ResNet's and MobileNetV2's 7x7 convs with
+// 960-2048 input channels were cut into 12-pixel chunks that re-read all
+// weights per chunk: 960->320 @7 0.251 ms against 0.223 whole rows.
+double UnitWeightCost(int64_t blocks) { return 4.0 * static_cast<double>(blocks); }
 
 }  // namespace
 
@@ -123,7 +129,8 @@ double ConvMaxThreadLoad(const ConvShape& s, int fb, int64_t threads) {
     for (int64_t u = units * t / threads; u < units * (t + 1) / threads; ++u) {
       const ConvUnit w = grid.At(u);
       const int64_t blocks = s.depthwise ? 1 : std::min<int64_t>(fb, ob_total - w.g * fb);
-      sum += static_cast<double>(w.oh_end - w.oh_begin) * RowCost(w.ow_end - w.ow_begin, blocks);
+      sum += static_cast<double>(w.oh_end - w.oh_begin) * RowCost(w.ow_end - w.ow_begin, blocks) +
+             (s.depthwise ? 0.0 : UnitWeightCost(blocks));
     }
     load = std::max(load, sum);
   }
@@ -178,8 +185,10 @@ void PlanConvUnits(ConvShape& s, int fb, int max_threads) {
   if (!s.depthwise && s.batch > 1 && s.PackedWeightFloats() > s.InBlocks() * s.in_h * s.in_w * s.block)
     s.order = ConvShape::Order::kGroupsFirst;
   // Rows split into chunks (whole 6-pixel tiles) where there are too few
-  // units for an even split over threads.
-  if (ConvWorkUnits(s, fb) < kMinUnits) BalanceRowChunks(s, fb, std::max(2, max_threads));
+  // units for an even split over threads. Not for one thread: chunks cost it
+  // weight traffic and buy nothing (a pool grown after load still runs such a
+  // conv correctly, with a less even split).
+  if (max_threads > 1 && ConvWorkUnits(s, fb) < kMinUnits) BalanceRowChunks(s, fb, max_threads);
 }
 
 ConvKernelChoice SelectConvKernel(int block) {
