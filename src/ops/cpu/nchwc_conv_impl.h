@@ -177,13 +177,20 @@ __attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const
             }
           }
         } else {
-          for (int64_t i = 0; i < cib; ++i) {
+          // NCHW input (the stem): RGB's 3 channels unrolled; a run-time
+          // 3-step loop per tap cost the stem more than its FMAs.
+          auto channel = [&](int64_t i) {
             V wv[FB];
             for (int f = 0; f < FB; ++f) wv[f] = Load<C>(wp + f * r.w_ob + i * C);
             for (int j = 0; j < OW; ++j) {
               const V s = Broadcast<C, FB>(xp + j * r.x_ow + i * r.x_ic);
               for (int f = 0; f < FB; ++f) acc[f][j] += wv[f] * s;
             }
+          };
+          if (cib == 3) {
+            channel(0), channel(1), channel(2);
+          } else {
+            for (int64_t i = 0; i < cib; ++i) channel(i);
           }
         }
       }
