@@ -49,6 +49,7 @@ std::optional<FoldableConv> Foldable(Graph& graph, Node& conv) {
   if (!f.y || f.y->dtype != DataType::kFloat32 || graph.IsGraphOutput(f.y) || CountUses(graph, f.y) != 1)
     return std::nullopt;
   f.m = f.w->shape[0];
+  if (f.m <= 0) return std::nullopt;
   if (Value* bv = conv.input(2)) {
     f.b = ConstF32(bv, f.m);
     if (!f.b) return std::nullopt;
@@ -123,7 +124,6 @@ bool PerChannel(const Value* c, const Value& y, int64_t m, std::vector<float>* o
     const bool channel = lead + d == 1;
     if (c->shape[d] != (channel ? m : 1)) return false;
   }
-  if (lead > 1) return false;  // c has no channel axis: it would be a scalar, handled above
   out->assign(v, v + m);
   return true;
 }

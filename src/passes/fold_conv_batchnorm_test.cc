@@ -209,6 +209,33 @@ TEST(PassFoldConvBatchNorm, FoldsPerChannelMulAddSubChains) {
   for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4f) << i;
 }
 
+// A conv without bias gets one; weights another node still reads stay as they were.
+TEST(PassFoldConvBatchNorm, FoldsIntoAConvWithoutBiasAndLeavesSharedWeights) {
+  const std::vector<ConvAffine::Step> steps = {{"Mul", {3, 1, 1}, Pattern(3, 0.5f, 2, 7)},
+                                               {"Add", {1, 3, 1, 1}, Pattern(3, -1, 1, 8)}};
+  ConvAffine t(steps);
+  t.conv->inputs.resize(2);  // no bias
+  Value* w = t.conv->inputs[1];
+  Value* other = Tensor(t.g, "other", {ConvAffine::kM, ConvAffine::kC, ConvAffine::kK, ConvAffine::kK});
+  t.g.AddNode("Relu", "reads_w", {w}, {other});
+  t.g.outputs.push_back(other);
+  ASSERT_TRUE(RunFoldConvBatchNorm(t.g, {}).ok());
+  EXPECT_EQ(OpSequence(t.g), (std::vector<std::string>{"Conv", "Relu"}));
+  EXPECT_EQ(Floats(w), t.w);  // the shared original is untouched
+  Node* conv = t.conv;
+  ASSERT_EQ(conv->inputs.size(), 3u);
+  EXPECT_NE(conv->inputs[1], w);
+  // Before: conv without bias, then the steps; after: the folded conv.
+  std::vector<float> no_bias(ConvAffine::kM, 0.f);
+  t.b = no_bias;
+  auto x = Pattern(ConvAffine::kC * ConvAffine::kH * ConvAffine::kW, -1, 1, 9);
+  auto before = t.Before(x, steps);
+  auto new_b = Floats(conv->inputs[2]);
+  auto after = RefConv(x, ConvAffine::kC, ConvAffine::kH, ConvAffine::kW, Floats(conv->inputs[1]), ConvAffine::kM,
+                       ConvAffine::kK, 1, &new_b);
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4f) << i;
+}
+
 TEST(PassFoldConvBatchNorm, KeepsMulAddThatAreNotPerChannel) {
   const int plane = ConvAffine::kH * ConvAffine::kW;
   // Per pixel, a constant minus the conv, and a constant over the width axis: none folds.

@@ -106,9 +106,6 @@ struct Fuser {
     return nullptr;
   }
 
-  // Exporters before opset 20 write exact GELU as 0.5 * y * (1 + erf(y / sqrt2))
-  // in one of three association orders. Returns the nodes of the pattern and
-  // its result when `y` feeds exactly that pattern and nothing else.
   // y * Sigmoid(y) (either operand order): y read by exactly the Sigmoid and
   // the Mul, the Sigmoid's output only by the Mul.
   bool MatchSilu(Value* y, std::vector<Node*>* nodes, Value** result) const {
@@ -128,6 +125,9 @@ struct Fuser {
     return false;
   }
 
+  // Exporters before opset 20 write exact GELU as 0.5 * y * (1 + erf(y / sqrt2))
+  // in one of three association orders. Returns the nodes of the pattern and
+  // its result when `y` feeds exactly that pattern and nothing else.
   bool MatchErfGelu(Value* y, std::vector<Node*>* nodes, Value** result) const {
     if (graph.IsGraphOutput(y)) return false;
     const auto& r = ReadersOf(y);

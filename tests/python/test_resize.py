@@ -23,10 +23,11 @@ CASES = {
     "rows_only": ((1, 4, 10, 16), None, [1, 4, 30, 16], {"mode": "linear"}),
     "cubic_exclude_outside": ((1, 3, 8, 8), [1, 1, 2.5, 1.5], None,
                               {"mode": "cubic", "exclude_outside": 1}),
-    # general path
+    "channels_nearest": ((1, 4, 6, 6), [1, 2, 2, 2], None, {"mode": "nearest"}),  # outer axis single-tap
+    # general path (src/ops/cpu/fast_paths_test.cc checks which kernel each shape gets)
     "trilinear_depth_too": ((1, 2, 4, 6, 6), [1, 1, 2, 2, 2], None, {"mode": "linear"}),
     "shrink": ((1, 3, 40, 30), None, [1, 3, 17, 12], {"mode": "linear"}),
-    "channels_scaled": ((1, 4, 6, 6), [1, 2, 2, 2], None, {"mode": "nearest"}),
+    "outer_axis_linear": ((4, 6, 6), [2, 2, 2], None, {"mode": "linear"}),
 }
 
 

@@ -97,8 +97,13 @@ void ApplyActivation(const Activation& act, float* data, int64_t n) {
     case ActivationKind::kGelu: ew::MathKernels().gelu(data, data, n); return;
     case ActivationKind::kGeluTanh: ew::MathKernels().gelu_tanh(data, data, n); return;
     case ActivationKind::kSwish: {
-      // x * sigmoid(alpha x) with the Sigmoid op's own kernel: the fused
-      // result equals Sigmoid followed by Mul bit for bit.
+      // x * sigmoid(alpha x) with the Sigmoid op's own sigmoid: the fused
+      // result equals Sigmoid followed by Mul bit for bit. alpha 1 (SiLU, what
+      // the fusion pass makes) in one pass.
+      if (a == 1.f) {
+        ew::MathKernels().silu(data, data, n);
+        return;
+      }
       constexpr int64_t kChunk = 256;
       float s[kChunk];
       for (int64_t i0 = 0; i0 < n; i0 += kChunk) {

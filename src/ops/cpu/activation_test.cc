@@ -59,6 +59,20 @@ TEST(EwActivation, EveryKindMatchesItsFormula) {
   }
 }
 
+// The fused SiLU must equal the unfused graph (Sigmoid op, then Mul) exactly,
+// with alpha 1 on its one-pass kernel and otherwise on the chunked one.
+TEST(EwActivation, SwishEqualsSigmoidThenMulBitForBit) {
+  std::vector<float> x(1001);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -12.f + 24.f * static_cast<float>(i) / 1000.f;
+  for (float alpha : {1.f, 0.75f}) {
+    std::vector<float> y = x, s(x.size());
+    for (size_t i = 0; i < x.size(); ++i) s[i] = alpha * x[i];
+    ApplyActivation(Activation{ActivationKind::kSigmoid}, s.data(), static_cast<int64_t>(s.size()));
+    ApplyActivation(Activation{ActivationKind::kSwish, alpha}, y.data(), static_cast<int64_t>(y.size()));
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] * s[i]) << "alpha " << alpha << " x=" << x[i];
+  }
+}
+
 TEST(EwActivation, DefaultsAndErrors) {
   Node n;
   n.name = "g";

@@ -621,8 +621,10 @@ int64_t RunNms(const float* boxes, const float* scores, int64_t batches, int64_t
     for (int64_t c = 0; c < classes; ++c) {
       const float* sc = scores + (b * classes + c) * n;
       int64_t m = 0;
+      // A NaN score is never selected (it has no place in the score order;
+      // with a threshold the comparison drops it anyway).
       for (int64_t i = 0; i < n; ++i)
-        if (!p.has_score || sc[i] > p.score) w.cand[m++] = {sc[i], i};
+        if (p.has_score ? sc[i] > p.score : !std::isnan(sc[i])) w.cand[m++] = {sc[i], i};
       std::sort(w.cand, w.cand + m, [](const NmsCandidate& x, const NmsCandidate& y) {
         return x.score != y.score ? x.score > y.score : x.index < y.index;
       });

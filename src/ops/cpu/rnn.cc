@@ -218,11 +218,12 @@ class RnnKernel final : public Kernel {
     const int64_t gh = p_.gates * p_.hidden;
     task_floats_ = gh + 4 * p_.hidden;
     scratch_floats_ = p_.dirs * p_.batch * task_floats_;
-    if (w_packed_.empty()) scratch_floats_ += p_.dirs * p_.input * gh;
+    if constexpr (std::is_same_v<T, float>) gemm_input_ = p_.seq * p_.batch > 0 && p_.input > 0;
+    // The projection sgemm reads a run-time W as it is (transposed B).
+    if (w_packed_.empty() && !gemm_input_) scratch_floats_ += p_.dirs * p_.input * gh;
     if (r_packed_.empty()) scratch_floats_ += p_.dirs * p_.hidden * gh;
     matvec_ = PickMatVec<T>();
     if constexpr (std::is_same_v<T, float>) {
-      gemm_input_ = p_.seq * p_.batch > 0 && p_.input > 0;
       if (gemm_input_) {
         xw_offset_ = scratch_floats_;
         scratch_floats_ += p_.dirs * (p_.seq * p_.batch + 1) * gh;  // + the per-direction bias row
@@ -246,7 +247,7 @@ class RnnKernel final : public Kernel {
     const int64_t gh = p_.gates * p_.hidden;
     const T* wt = w_packed_.data();
     const T* rt = r_packed_.data();
-    if (w_packed_.empty()) {
+    if (w_packed_.empty() && !gemm_input_) {
       PackTransposed(io.in<T>(1), p_.dirs, gh, p_.input, extra);
       wt = extra;
       extra += p_.dirs * p_.input * gh;
@@ -257,7 +258,8 @@ class RnnKernel final : public Kernel {
     }
     Inputs in{io.in<T>(0), wt, rt, io.num_inputs > 3 ? io.in<T>(3) : nullptr,
               io.num_inputs > 4 ? io.in<int32_t>(4) : nullptr, io.num_inputs > 5 ? io.in<T>(5) : nullptr,
-              io.num_inputs > 6 ? io.in<T>(6) : nullptr, io.num_inputs > 7 ? io.in<T>(7) : nullptr, nullptr};
+              io.num_inputs > 6 ? io.in<T>(6) : nullptr, io.num_inputs > 7 ? io.in<T>(7) : nullptr, nullptr,
+              io.in<T>(1)};
     if constexpr (std::is_same_v<T, float>) {
       if (gemm_input_) {
         float* xw = scratch + xw_offset_;
@@ -287,7 +289,8 @@ class RnnKernel final : public Kernel {
     const T *x, *wt, *rt, *bias;
     const int32_t* seq_lens;
     const T *h0, *c0, *peep;
-    const T* xw;  // float32: X W^T + biases for every step, [dir][row][gates*hidden]
+    const T* xw;     // float32: X W^T + biases for every step, [dir][row][gates*hidden]
+    const T* w_raw;  // W as given, [dir][gates*hidden][input]
   };
 
   // xw[d] = X W_d^T + the bias each gate always gets: Wb + Rb, except for the
@@ -305,7 +308,11 @@ class RnnKernel final : public Kernel {
       gemm::SgemmArgs g;
       g.m = rows, g.n = gh, g.k = p_.input;
       g.a = in.x, g.lda = p_.input;
-      g.b = in.wt + d * p_.input * gh, g.ldb = gh;
+      if (!w_packed_.empty()) {
+        g.b = in.wt + d * p_.input * gh, g.ldb = gh;
+      } else {
+        g.b = in.w_raw + d * gh * p_.input, g.ldb = p_.input, g.trans_b = true;
+      }
       g.c = xw + d * rows * gh, g.ldc = gh;
       if (in.bias) {
         g.epilogue.bias_kind = gemm::Epilogue::Bias::kPerCol;
@@ -349,7 +356,7 @@ class RnnKernel final : public Kernel {
     T* c = h + H;
     T* tmp = c + H;   // GRU: r (.) h, or h . Rh^T
     T* tmp2 = tmp + H;
-    const T* wt = in.wt + d * I * gh;
+    const T* wt = in.wt ? in.wt + d * I * gh : nullptr;  // null when the projections are precomputed
     const T* rt = in.rt + d * H * gh;
     const T* wb = in.bias ? in.bias + d * 2 * gh : nullptr;
     const T* rb = in.bias ? wb + gh : nullptr;
