@@ -75,6 +75,15 @@ class ConvKernel final : public Kernel {
     if (x.dtype != DataType::kFloat32)
       return NotSupported(n.Describe(), ": only float32 is implemented, got ", DataTypeName(x.dtype));
     OC_ASSIGN_OR_RETURN(g_, ResolveConv(n, x.shape, w.shape));
+    // A 1-D conv written over H with W = 1 (TF exports, e.g. magika's 5x1
+    // kernel over a 512x1 map) has the bytes of the same conv over W with
+    // H = 1, where the im2col packing copies runs of output positions instead
+    // of one position per output row (3x faster packing there): swap the axes.
+    if (g_.in[2] == 1 && g_.out[2] == 1 && g_.kernel[2] == 1 && g_.stride[2] == 1 && g_.dilation[2] == 1 &&
+        g_.pad_begin[2] == 0 && g_.pad_end[2] == 0 && g_.in[1] > 1) {
+      for (auto* a : {&g_.in, &g_.out, &g_.kernel, &g_.stride, &g_.dilation, &g_.pad_begin, &g_.pad_end})
+        std::swap((*a)[1], (*a)[2]);
+    }
     if (n.domain == kOpenCannDomain) {
       OC_ASSIGN_OR_RETURN(act_, ActivationFromNode(n));
     }
