@@ -6,7 +6,8 @@
 //   MatMul/Gemm (+ bias) [-> Reshape] + Add(tensor)  -> FusedMatMul/FusedGemm(.., Z)
 //   Conv/Gemm/MatMul/Fused* + activation             -> Fused* with "activation"
 //     (activation ops, exact GELU spelled with Erf as pre-opset-20 exporters do,
-//     and SiLU spelled y * Sigmoid(y): EfficientNet, LLaMA-style MLPs)
+//     SiLU spelled y * Sigmoid(y): EfficientNet, LLaMA-style MLPs; hard-swish and
+//     hard-sigmoid spelled with relu6(y + 3) / 6: PaddlePaddle exports)
 // A value is fused away only when the fused node is its sole reader and it is not
 // a graph output, so no one else can observe the intermediate.
 #include <algorithm>
@@ -104,6 +105,65 @@ struct Fuser {
     if (n->inputs[0] == v) return n->inputs[1];
     if (n->inputs[1] == v && std::string(op) != "Div") return n->inputs[0];
     return nullptr;
+  }
+
+  // True when `v` is the float constant `want` exactly (a scalar or one value).
+  static bool IsExactly(const Value* v, float want) {
+    auto f = ConstFloats(v);
+    return f && f->size() == 1 && (*f)[0] == want;
+  }
+  // `n` divides `v` by 6 or multiplies it by 1/6 (as a float).
+  static bool DividesBy6(const Node* n, const Value* v) {
+    return IsExactly(BinaryOther(n, "Div", v), 6.f) || IsExactly(BinaryOther(n, "Mul", v), 1.f / 6.f);
+  }
+  // relu6(y + 3): Add(y, 3) read only by Clip(0, 6); returns the Clip or nullptr.
+  Node* Relu6OfYPlus3(Node* add, const Value* y) const {
+    if (!IsExactly(BinaryOther(add, "Add", y), 3.f)) return nullptr;
+    Node* clip = SoleReader(add->output(0));
+    if (!clip || !IsOnnx(*clip, "Clip") || clip->input(0) != add->output(0)) return nullptr;
+    auto a = ActivationOf(*clip);
+    return a && a->alpha && a->beta && *a->alpha == 0.f && *a->beta == 6.f ? clip : nullptr;
+  }
+
+  // Hard-swish spelled y * relu6(y + 3) / 6, the multiplication by y before or
+  // after the division; and hard-sigmoid spelled relu6(y + 3) / 6 (the same
+  // functions up to rounding: HardSwish is y * clip(y / 6 + 0.5, 0, 1)).
+  bool MatchHardSwishOrSigmoid(Value* y, std::vector<Node*>* nodes, Value** result, bool* swish) const {
+    if (graph.IsGraphOutput(y)) return false;
+    const auto& r = ReadersOf(y);
+    if (r.size() == 1) {
+      Node* clip = Relu6OfYPlus3(r[0], y);
+      Node* div = clip ? SoleReader(clip->output(0)) : nullptr;
+      if (!div || !DividesBy6(div, clip->output(0)) || !IsF32(div->output(0))) return false;
+      *nodes = {r[0], clip, div};
+      *result = div->output(0);
+      *swish = false;
+      return true;
+    }
+    if (r.size() != 2 || r[0] == r[1]) return false;
+    for (int i = 0; i < 2; ++i) {
+      Node* add = r[i];
+      Node* mul = r[1 - i];
+      Node* clip = Relu6OfYPlus3(add, y);
+      if (!clip) continue;
+      const Value* c = clip->output(0);
+      Node* next = SoleReader(c);
+      if (next == mul && BinaryOther(mul, "Mul", y) == c) {  // (y * c) / 6
+        Node* div = SoleReader(mul->output(0));
+        if (!div || !DividesBy6(div, mul->output(0)) || !IsF32(div->output(0))) return false;
+        *nodes = {add, clip, mul, div};
+        *result = div->output(0);
+      } else if (next && DividesBy6(next, c) && SoleReader(next->output(0)) == mul &&
+                 BinaryOther(mul, "Mul", y) == next->output(0) && IsF32(mul->output(0))) {  // y * (c / 6)
+        *nodes = {add, clip, next, mul};
+        *result = mul->output(0);
+      } else {
+        return false;
+      }
+      *swish = true;
+      return true;
+    }
+    return false;
   }
 
   // y * Sigmoid(y) (either operand order): y read by exactly the Sigmoid and
@@ -320,6 +380,21 @@ struct Fuser {
       MakeFused(node, fused);
       node.SetString("activation", "Swish");
       AbsorbAll(node, silu_nodes, silu_out);
+      return;
+    }
+    std::vector<Node*> hard_nodes;
+    Value* hard_out = nullptr;
+    bool hard_swish = false;
+    if (MatchHardSwishOrSigmoid(y, &hard_nodes, &hard_out, &hard_swish)) {
+      MakeFused(node, fused);
+      if (hard_swish) {
+        node.SetString("activation", "HardSwish");
+      } else {
+        node.SetString("activation", "HardSigmoid");
+        node.SetFloat("activation_alpha", 1.f / 6.f);
+        node.SetFloat("activation_beta", 0.5f);
+      }
+      AbsorbAll(node, hard_nodes, hard_out);
       return;
     }
     Node* act = SoleReader(y);

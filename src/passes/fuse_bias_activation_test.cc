@@ -89,6 +89,47 @@ TEST(PassFuseBiasActivation, SiluPatternFusesAsSwishOnlyWhenUnobserved) {
   }
 }
 
+// relu6(y + 3) / 6 spellings: y * c / 6 and y * (c / 6) (also * 1/6) fuse as
+// HardSwish, c / 6 alone as HardSigmoid(1/6, 0.5); a 3.5 instead of 3 stays.
+TEST(PassFuseBiasActivation, Relu6SpellingsFuseAsHardSwishOrHardSigmoid) {
+  for (int variant = 0; variant < 5; ++variant) {
+    Graph g;
+    Value* a = Tensor(g, "a", {4, 8});
+    Value* mm = Tensor(g, "mm", {4, 16});
+    Value* p3 = Tensor(g, "p3", {4, 16});
+    Value* c = Tensor(g, "c", {4, 16});
+    Value* t = Tensor(g, "t", {4, 16});
+    Value* y = Tensor(g, "y", {4, 16});
+    g.inputs = {a};
+    g.AddNode("MatMul", "matmul", {a, Const<float>(g, "b", {8, 16}, Pattern(128, -1, 1))}, {mm});
+    g.AddNode("Add", "add3", {mm, Const<float>(g, "three", {}, {variant == 4 ? 3.5f : 3.f})}, {p3});
+    g.AddNode("Clip", "relu6", {p3, Const<float>(g, "lo", {}, {0.f}), Const<float>(g, "hi", {}, {6.f})}, {c});
+    Value* six = Const<float>(g, "six", {}, {6.f});
+    if (variant == 0 || variant == 4) {  // (y * c) / 6
+      g.AddNode("Mul", "mul", {mm, c}, {t});
+      g.AddNode("Div", "div", {t, six}, {y});
+    } else if (variant == 1) {  // y * (c * 1/6)
+      g.AddNode("Mul", "div", {c, Const<float>(g, "sixth", {}, {1.f / 6.f})}, {t});
+      g.AddNode("Mul", "mul", {mm, t}, {y});
+    } else if (variant == 2) {  // (c / 6) * y
+      g.AddNode("Div", "div", {c, six}, {t});
+      g.AddNode("Mul", "mul", {t, mm}, {y});
+    } else {  // c / 6: hard-sigmoid
+      g.AddNode("Div", "div", {c, six}, {y});
+    }
+    g.outputs = {y};
+    ASSERT_TRUE(Fuse(g).ok());
+    if (variant == 4) {
+      EXPECT_EQ(OpSequence(g).size(), 5u);
+      continue;
+    }
+    EXPECT_EQ(OpSequence(g), (std::vector<std::string>{"com.opencann::FusedMatMul"})) << variant;
+    EXPECT_EQ(g.nodes()[0]->GetString("activation", ""), variant == 3 ? "HardSigmoid" : "HardSwish") << variant;
+    EXPECT_EQ(g.nodes()[0]->outputs[0], y);
+    if (variant == 3) EXPECT_FLOAT_EQ(g.nodes()[0]->GetFloat("activation_alpha", 0.f), 1.f / 6.f);
+  }
+}
+
 TEST(PassFuseBiasActivation, MatMulPlusTensorIsNotABias) {
   Graph g;
   Value* a = Tensor(g, "a", {4, 8});

@@ -654,3 +654,43 @@ def test_silu_fuses_and_matches_onnxruntime(kind):
     # The compiled graph (dumped last) has one fused node and no Sigmoid/Mul left.
     compiled = (proc.stdout + proc.stderr).split("pass memory-planning")[-1]
     assert 'activation="Swish"' in compiled and "Sigmoid(" not in compiled and " Mul(" not in compiled, compiled
+
+
+# ---- hard-swish / hard-sigmoid spelled with relu6(y + 3) / 6 (PaddlePaddle exports) ------------
+
+def relu6_model(kind):
+    """Conv + hard-swish; MatMul + hard-sigmoid (after a Conv, fold-conv-batchnorm
+    takes the + 3 into the bias first and the Clip fuses alone)."""
+    x = f32(1, 8, 10, 10, lo=-2, hi=2)
+    three, zero, six = (numpy_helper.from_array(np.array(v, np.float32), n)
+                        for v, n in ((3.0, "three"), (0.0, "zero"), (6.0, "six")))
+    producer = (helper.make_node("MatMul", ["x", "wm"], ["y"]) if kind == "sigmoid"
+                else helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1]))
+    nodes = [producer,
+             helper.make_node("Add", ["y", "three"], ["p3"]),
+             helper.make_node("Clip", ["p3", "zero", "six"], ["c"])]
+    if kind == "swish_mul_first":
+        nodes += [helper.make_node("Mul", ["y", "c"], ["t"]), helper.make_node("Div", ["t", "six"], ["z"])]
+    elif kind == "swish_div_first":
+        nodes += [helper.make_node("Div", ["c", "six"], ["t"]), helper.make_node("Mul", ["t", "y"], ["z"])]
+    else:
+        nodes += [helper.make_node("Div", ["c", "six"], ["z"])]
+    inits = [numpy_helper.from_array(f32(16, 8, 3, 3), "w"), numpy_helper.from_array(f32(16), "b"),
+             numpy_helper.from_array(f32(10, 12, lo=-3, hi=3), "wm"), three, zero, six]
+    g = helper.make_graph(nodes, "relu6", [helper.make_tensor_value_info("x", 1, x.shape)],
+                          [helper.make_empty_tensor_value_info("z")], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, {"x": x}
+
+
+@pytest.mark.parametrize("kind", ["swish_mul_first", "swish_div_first", "sigmoid"])
+def test_relu6_spellings_fuse_and_match_onnxruntime(kind):
+    model, feeds = relu6_model(kind)
+    compile_and_compare(model, feeds, rtol=1e-5, atol=1e-6)
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        _, proc = atc_compile(path, os.path.join(d, "model"), {"x": list(feeds["x"].shape)}, ["--log=debug"])
+    compiled = (proc.stdout + proc.stderr).split("pass memory-planning")[-1]
+    want = "HardSigmoid" if kind == "sigmoid" else "HardSwish"
+    assert f'activation="{want}"' in compiled and "Clip(" not in compiled and "Div(" not in compiled, compiled
