@@ -159,6 +159,8 @@ void Shapes(benchmark::internal::Benchmark* b) {
     b->Args({isa, 128, 2304, 768, 0, 1, 1});   // GPT-2 fused QKV
     b->Args({isa, 128, 3072, 768, 0, 1, 1});
     b->Args({isa, 128, 768, 3072, 0, 1, 1});
+    for (int64_t n : {768, 3072}) b->Args({isa, 128, n, 768, 0, 5, 1});  // the same, cold weights
+    b->Args({isa, 128, 768, 3072, 0, 5, 1});
     b->Args({isa, 128, 128, 64, 1, 0, 1});     // attention scores Q K^T per head
   }
   // 2 threads (split of C between the threads; process CPU time per GFLOP

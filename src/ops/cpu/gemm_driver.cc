@@ -353,7 +353,10 @@ SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_
   mc_ = RoundUp(uk.mc, uk.mr);
   nc_ = RoundUp(uk.nc, uk.nr);
   const int64_t kc = std::max<int64_t>(1, std::min(kc_, max_k));
+  // Up to 2 * MC rows run as one row block at KC / 2 (RunTask): the same size.
   a_buf_ = RoundUp(std::min(mc_, RoundUp(std::max<int64_t>(max_m, 1), uk.mr)), uk.mr) * kc;
+  if (max_m > mc_ && kc_ * uk.nr * int64_t{sizeof(float)} > (int64_t{32} << 10))
+    a_buf_ = std::max(a_buf_, RoundUp(std::min(2 * mc_, max_m), uk.mr) * std::min(std::max<int64_t>(1, kc_ / 2), kc));
   // One row tile: its A panel over all K (RunTask's single K block).
   if (max_m <= uk.mr) a_buf_ = uk.mr * std::max<int64_t>(max_k, 1);
   // Room for the two re-split edge panels (RunTask), after the A block.
@@ -419,7 +422,18 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   // meanwhile (two streams in flight; see b_next below). Measured at 1 thread
   // with cold weights (gemm_bench pack:5): 1 x 1000 x 1280 4.2 -> 5.7
   // GFLOP/s, 8 x 1000 x 1280 31 -> 40, 1 x 2304 x 768 4.5 -> 5.4.
-  const int64_t kc_step = g.packed_b && m1 - m0 <= mr && K * mr <= a_buf_ ? K : kc_;
+  // Where a B micro-panel of KC rows does not fit in L1 (AVX-512: KC 512),
+  // up to 2 * MC rows run as one row block with half the KC (the same A
+  // block size), so that each B micro-panel stays in L1 for all the block's
+  // tiles. With MC = 84 and KC = 512, M = 128 (BERT, GPT-2 at sequence 128)
+  // would otherwise read every B micro-panel again for a second block of 44
+  // rows (BERT-base, 1 thread: 4% slower), and one 128-row block at KC 512
+  // re-reads a B micro-panel that does not fit in L1 from L2 for every tile.
+  const bool one_block = kc_ * nr * int64_t{sizeof(float)} > (int64_t{32} << 10) && m1 - m0 <= 2 * mc_;
+  const int64_t mc_step = one_block ? m1 - m0 : mc_;
+  const int64_t kc_step = g.packed_b && m1 - m0 <= mr && K * mr <= a_buf_ ? K
+                          : one_block                                    ? std::max<int64_t>(1, kc_ / 2)
+                                                                         : kc_;
   for (int64_t jc = n0; jc < n1; jc += nc_) {
     const int64_t nc = std::min(nc_, n1 - jc);
     for (int64_t pc = 0; pc < K; pc += kc_step) {
@@ -444,8 +458,8 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
       }
       const float beta = pc == 0 ? g.beta : 1.f;
       const bool last = pc + kc >= K;
-      for (int64_t ic = m0; ic < m1; ic += mc_) {
-        const int64_t mc = std::min(mc_, m1 - ic);
+      for (int64_t ic = m0; ic < m1; ic += mc_step) {
+        const int64_t mc = std::min(mc_step, m1 - ic);
         const int64_t panels = (mc + mr - 1) / mr, rem = mc % mr;
         const float* ablock;
         int64_t a_panel_stride;
