@@ -3,8 +3,9 @@
 // include this inside their own namespace; everything here has internal
 // linkage so the builds never mix).
 //
-// Blocking scheme (dense conv). One work unit is one output row of FB output
-// channel blocks (FB * c channels). Along the row, OW output pixels at a time
+// Blocking scheme (dense conv). A work unit (nchwc::ConvUnitGrid: image x
+// group of FB output channel blocks x row band x column chunk) covers output
+// rows of FB * c channels. Along a row, OW output pixels at a time
 // are accumulated in FB x OW vector registers of c lanes:
 //   for each input block, kernel tap (kh, kw) and input channel i of the block:
 //     FB vector loads of the packed weights w[ob][ib][kh][kw][i][0..c)
@@ -198,7 +199,7 @@ __attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const
   }
   // The partial sums are added after the loop: loaded into the accumulators
   // before it, they made GCC spill 9 of the 24 (half the speed).
-  // (Unrolled by hand: rolled, GCC kept the accumulators on the stack.)
+  // (Unrolled by the pragma: rolled, GCC kept the accumulators on the stack.)
   if constexpr (!(M & kFirstChunk)) {
 #pragma GCC unroll 8
     for (int f = 0; f < FB; ++f)
@@ -386,11 +387,17 @@ void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end)
                              : void()),
                ...);
             };
-            switch (mode) {
-              case kOnlyChunk: run.template operator()<kOnlyChunk>(); break;
-              case kFirstChunk: run.template operator()<kFirstChunk>(); break;
-              case kLastChunk: run.template operator()<kLastChunk>(); break;
-              default: run.template operator()<0>(); break;
+            // An NCHW input (the stem) is one input block: one pass, so the
+            // other pass variants are not instantiated for it.
+            if constexpr (!BLK) {
+              run.template operator()<kOnlyChunk>();
+            } else {
+              switch (mode) {
+                case kOnlyChunk: run.template operator()<kOnlyChunk>(); break;
+                case kFirstChunk: run.template operator()<kFirstChunk>(); break;
+                case kLastChunk: run.template operator()<kLastChunk>(); break;
+                default: run.template operator()<0>(); break;
+              }
             }
           }(std::make_integer_sequence<int, FB>{});
         }

@@ -30,8 +30,8 @@ double RowCost(int64_t pixels, int64_t blocks) {
 }
 // What a unit pays once for its group's weights (per input channel, in the
 // same FMA units): each unit streams them from L2 again, a weight vector
-// costing about 4 FMAs. Without it, ResNet's and MobileNetV2's 7x7 convs with
-// 960-2048 input channels were cut into 12-pixel chunks that re-read all
+// costing about 4 FMAs. Without it, ResNet's and MobileNetV2's 1x1 convs on
+// 7x7 maps with 960-2048 input channels were cut into 12-pixel chunks that re-read all
 // weights per chunk: 960->320 @7 0.251 ms against 0.223 whole rows.
 double UnitWeightCost(int64_t blocks) { return 4.0 * static_cast<double>(blocks); }
 
@@ -87,7 +87,8 @@ ConvUnitGrid ConvUnitsOf(const ConvShape& s, int fb) {
   g.groups = s.depthwise ? s.OutBlocks() : (s.OutBlocks() + fb - 1) / fb;
   g.band = s.depthwise ? 1 : std::max<int64_t>(1, s.oh_band);
   g.bands = (s.out_h + g.band - 1) / g.band;
-  g.chunk = s.ow_chunk > 0 ? s.ow_chunk : s.out_w;
+  // At least 1: an empty output row (out_w 0) has no chunks, not a division by 0.
+  g.chunk = std::max<int64_t>(1, s.ow_chunk > 0 ? s.ow_chunk : s.out_w);
   g.chunks = (s.out_w + g.chunk - 1) / g.chunk;
   g.out_h = s.out_h, g.out_w = s.out_w;
   g.order = s.depthwise ? ConvShape::Order::kImageFirst : s.order;

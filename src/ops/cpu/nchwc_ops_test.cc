@@ -110,6 +110,10 @@ std::vector<Case> Cases() {
   add({.n = 2, .c = 3, .h = 17, .w = 19, .m = 20, .kh = 7, .kw = 7, .sh = 2, .sw = 2, .pt = 3, .pl = 3, .pb = 3,
        .pr = 3, .nchw_input = true, .bias = true, .act = ActivationKind::kRelu});
   add({.c = 3, .h = 9, .w = 9, .m = 16, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .nchw_input = true, .residual = true});
+  // NCHW input with 1 and 4 channels: the stem's loop, not its unrolled 3-channel case.
+  add({.c = 1, .h = 9, .w = 11, .m = 16, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .nchw_input = true, .bias = true});
+  add({.c = 4, .h = 10, .w = 13, .m = 20, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .nchw_input = true,
+       .residual = true, .act = ActivationKind::kRelu});
   add({.c = 72, .h = 5, .w = 30, .m = 72, .kh = 1, .kw = 1, .bias = true});
   add({.c = 2, .h = 4, .w = 3, .m = 5, .kh = 5, .kw = 5, .pt = 2, .pl = 2, .pb = 2, .pr = 2});
   // Many input blocks, residual and a row activation.
@@ -227,6 +231,9 @@ TEST(NchwcConvUnits, EveryOrderCoversTheOutputOnce) {
     std::vector<int> seen(3 * 2 * 5 * 13, 0);
     for (int64_t u = 0; u < grid.count(); ++u) {
       const nchwc::ConvUnit w = grid.At(u);
+      ASSERT_TRUE(w.n >= 0 && w.n < 3 && w.g >= 0 && w.g < 2 && w.oh_begin >= 0 && w.oh_begin < w.oh_end &&
+                  w.oh_end <= 5 && w.ow_begin >= 0 && w.ow_begin < w.ow_end && w.ow_end <= 13)
+          << "unit " << u;
       for (int64_t y = w.oh_begin; y < w.oh_end; ++y)
         for (int64_t x = w.ow_begin; x < w.ow_end; ++x) ++seen[((w.n * 2 + w.g) * 5 + y) * 13 + x];
     }
@@ -259,6 +266,19 @@ TEST(NchwcConvUnits, TwoThreadsGetEqualWork) {
     // Whole 6-pixel chunks: 196 pixels split as 102 + 94 at best.
     EXPECT_LT(ratio, 1.09) << p.c_in << "->" << p.c_out << " @" << p.hw << ": " << work[0] << " vs " << work[1];
   }
+}
+
+// One thread plans no row chunks (they would only re-read the weights); an
+// empty output row plans no units rather than dividing by zero.
+TEST(NchwcConvUnits, OneThreadAndEmptyRowsPlanNoChunks) {
+  nchwc::ConvShape s;
+  s.block = 16, s.c_in = 16, s.c_out = 96, s.in_h = s.out_h = 112, s.in_w = s.out_w = 112;
+  nchwc::PlanConvUnits(s, 4, 1);
+  EXPECT_EQ(s.ow_chunk, 0);
+  nchwc::ConvShape e = s;
+  e.in_w = e.out_w = 0;
+  nchwc::PlanConvUnits(e, 4, 2);
+  EXPECT_EQ(nchwc::ConvUnitsOf(e, 4).count(), 0);
 }
 
 // The op: infer + kernel through the registry, 1 and 2 threads, prepacked round trip.
