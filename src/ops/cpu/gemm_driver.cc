@@ -346,16 +346,25 @@ constexpr int64_t kDirectBMaxK = 64;
 constexpr int64_t kSharedBMaxFloats = int64_t{3} << 18;
 }  // namespace
 
+// A B micro-panel of KC rows that does not fit in L1 (AVX-512: KC 512 x NR
+// 32): row blocks of up to 2 * MC rows then run at KC / 2 (RunTask). The
+// plan's buffers are sized by the same test.
+bool HalfKcRowBlocks(const GemmUkernel& uk) {
+  return int64_t{uk.kc} * uk.nr * int64_t{sizeof(float)} > (int64_t{32} << 10);
+}
+
 SgemmPlan::SgemmPlan(const GemmUkernel& uk, int64_t max_m, int64_t max_n, int64_t max_k,
                      int max_threads)
     : uk_(&uk), max_threads_(std::max(1, max_threads)) {
   kc_ = uk.kc;
   mc_ = RoundUp(uk.mc, uk.mr);
   nc_ = RoundUp(uk.nc, uk.nr);
-  const int64_t kc = std::max<int64_t>(1, std::min(kc_, max_k));
+  const bool half = HalfKcRowBlocks(uk);
+  // A plan of at most 2 * MC rows never packs more than KC / 2 of K at once.
+  const int64_t kc = std::max<int64_t>(1, std::min(half && max_m <= 2 * mc_ ? kc_ / 2 : kc_, max_k));
   // Up to 2 * MC rows run as one row block at KC / 2 (RunTask): the same size.
   a_buf_ = RoundUp(std::min(mc_, RoundUp(std::max<int64_t>(max_m, 1), uk.mr)), uk.mr) * kc;
-  if (max_m > mc_ && kc_ * uk.nr * int64_t{sizeof(float)} > (int64_t{32} << 10))
+  if (max_m > mc_ && half)
     a_buf_ = std::max(a_buf_, RoundUp(std::min(2 * mc_, max_m), uk.mr) * std::min(std::max<int64_t>(1, kc_ / 2), kc));
   // One row tile: its A panel over all K (RunTask's single K block).
   if (max_m <= uk.mr) a_buf_ = uk.mr * std::max<int64_t>(max_k, 1);
@@ -429,7 +438,7 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
   // would otherwise read every B micro-panel again for a second block of 44
   // rows (BERT-base, 1 thread: 4% slower), and one 128-row block at KC 512
   // re-reads a B micro-panel that does not fit in L1 from L2 for every tile.
-  const bool one_block = kc_ * nr * int64_t{sizeof(float)} > (int64_t{32} << 10) && m1 - m0 <= 2 * mc_;
+  const bool one_block = HalfKcRowBlocks(*uk_) && m1 - m0 <= 2 * mc_;
   const int64_t mc_step = one_block ? m1 - m0 : mc_;
   const int64_t kc_step = g.packed_b && m1 - m0 <= mr && K * mr <= a_buf_ ? K
                           : one_block                                    ? std::max<int64_t>(1, kc_ / 2)
@@ -545,10 +554,11 @@ void SgemmPlan::RunTask(const SgemmArgs& g, int64_t m0, int64_t m1, int64_t n0, 
                 te.b_next = b_after + first * 16;
                 te.b_next_lines = std::max<int64_t>(0, std::min(chunk, lines - first));
               } else if (panels == 1 && g.packed_b && kc == K && jr + nr < nc) {
-                // One row tile over all K (kc_step): the next panel, whose
-                // first half the kernel's one line per k step covers.
+                // One row tile over all K (kc_step): the first half of the
+                // next panel (one line per k step; the whole panel measured
+                // slower with cold weights).
                 te.b_next = bp + b_panel_stride;
-                te.b_next_lines = kc * nr / 16;
+                te.b_next_lines = kc;
               }
               fused(kc, ap, bp, c, g.ldc, m, n, g.alpha, beta, te);
             } else {

@@ -9,7 +9,11 @@
 //           for ir over MC in steps of MR
 //             micro-kernel: MR x NR tile of C, accumulators in registers
 // Threads split C into a grid of (M range x N range) tasks; each task runs the
-// loops above on its part with its own packing buffers.
+// loops above on its part with its own packing buffers. Two variations
+// (SgemmPlan::RunTask): where a KC x NR B micro-panel outgrows L1 (AVX-512's KC
+// 512), a task of up to 2 * MC rows runs as one row block at KC / 2; and a task
+// of at most MR rows with pre-packed B runs all of K as one block, each weight
+// panel streaming front to back while the next one is prefetched.
 //
 // Packed layouts (also the layout of pre-packed constant operands):
 //   A: panels of MR rows; panel p holds k-major MR values: pa[k*MR + i] =

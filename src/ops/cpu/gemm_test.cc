@@ -276,7 +276,7 @@ TEST(GemmDriver, PlanReusedAcrossShapesAndThreads) {
   ThreadPool pool(4);
   const GemmUkernel& uk = DefaultUkernel();
   SgemmPlan plan(uk, 200, 300, 400, 2);
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{200, 300, 400}, {1, 1, 1}, {33, 17, 5}}) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{200, 300, 400}, {1, 1, 1}, {33, 17, 5}, {5, 300, 400}}) {
     auto a = Random(m * k, 14), b = Random(k * n, 15);
     std::vector<float> c(m * n), want(m * n);
     NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, want.data(), n, 1.f, 0.f);
@@ -286,6 +286,26 @@ TEST(GemmDriver, PlanReusedAcrossShapesAndThreads) {
     plan.Run(g, &pool);
     ExpectNear(c, want, k, "plan reuse");
   }
+}
+
+// A few rows with pre-packed B on a plan sized for many rows: all K runs as
+// one block only where that A panel fits the plan's A buffer (K = 400), and in
+// KC blocks where it does not (K = 4000 > the buffer's MC x KC floats / MR).
+TEST(GemmDriver, FewRowsOnALargePlanWithPrepackedB) {
+  for (const GemmUkernel* uk : RunnableUkernels())
+    for (const int64_t k : {int64_t{400}, int64_t{4000}}) {
+      const int64_t m = 5, n = 70;
+      SgemmPlan plan(*uk, 200, n, k, 1);
+      auto a = Random(m * k, 31), b = Random(k * n, 32);
+      PackedOperand pb = PackedOperand::Make(*uk, PackedSide::kB, b.data(), n, false, n, k, {});
+      std::vector<float> c(m * n), want(m * n);
+      NaiveGemm(m, n, k, a.data(), k, false, b.data(), n, false, want.data(), n, 1.f, 0.f);
+      SgemmArgs g;
+      g.m = m, g.n = n, g.k = k, g.a = a.data(), g.lda = k, g.packed_b = pb.data();
+      g.c = c.data(), g.ldc = n;
+      plan.Run(g, nullptr);
+      ExpectNear(c, want, k, std::string(uk->name) + " few rows, prepacked B, K " + std::to_string(k));
+    }
 }
 
 TEST(GemmDriver, ConcurrentRunsOnOnePlan) {
@@ -432,7 +452,8 @@ TEST(GemmDriver, RowSplitThreadsPackImplicitBOnce) {
     // same B would give 2x); with the rows split (14x32: 10 row blocks vs 2
     // column panels) the shared full-K packing packs each column once. K
     // blocks are KC deep, or KC / 2 where the rows fit in two row blocks.
-    const int64_t kstep = std::max(1, uk->kc / 2), kblocks = (k + kstep - 1) / kstep;
+    const bool half = int64_t{uk->kc} * uk->nr * 4 > (int64_t{32} << 10);
+    const int64_t kstep = half ? std::max(1, uk->kc / 2) : uk->kc, kblocks = (k + kstep - 1) / kstep;
     EXPECT_LE(src.packed_cols.load(), n * kblocks) << uk->name << " (" << src.calls.load() << " calls)";
     if (uk->mr == 14 && uk->nr == 32) EXPECT_EQ(src.packed_cols.load(), n) << uk->name;
   }
@@ -535,12 +556,13 @@ TEST(GemmDriver, PrepackedBEveryBlockBoundaryWithEpilogues) {
   // K blocks before the last go through the fused kernel with an empty
   // epilogue. Fused (clamp) and unfused (sigmoid) epilogues, beta 0 (C holds
   // NaN, which must not be read) and beta != 0, 1 and 2 threads.
-  // M up to one row tile (1, 3, 8, MR; MR + 3 when 2 threads split the rows)
-  // runs all K as one block and prefetches the next panel.
+  // M up to one row tile (1, 3, 8, MR) runs all K as one block and prefetches
+  // the next panel; up to 2 * MC rows run as one row block (at KC / 2 where a
+  // KC-deep B micro-panel outgrows L1), more as several.
   ThreadPool pool(2);
   for (const GemmUkernel* uk : RunnableUkernels())
     for (const int64_t m : {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{uk->mr}, int64_t{uk->mr} + 3,
-                            int64_t{uk->mc} - 3, int64_t{uk->mc} + uk->mr + 3}) {
+                            int64_t{uk->mc} - 3, int64_t{uk->mc} + uk->mr + 3, 2 * int64_t{uk->mc} + uk->mr + 3}) {
       const int64_t n = uk->nc + uk->nr + 5, k = 2 * uk->kc + 7;
       auto a = Random(m * k, 90), b = Random(k * n, 91), bias = Random(n, 92), res = Random(m * n, 93);
       PackedOperand pb = PackedOperand::Make(*uk, PackedSide::kB, b.data(), n, false, n, k, {});

@@ -8,6 +8,8 @@
 // where packing B costs a large share of the FMA work).
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include <algorithm>
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_ps() and warn about
@@ -158,10 +160,14 @@ void TileRows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     // (pre-packed weights: page by page, where the hardware prefetcher
     // restarts), so it is asked for 16 steps ahead too: BERT-base shapes
     // 128 x {768, 2304, 3072} x 768 and 128 x 768 x 3072 +9-20% CPU time.
-    _mm_prefetch(reinterpret_cast<const char*>(a + kMR * 8), _MM_HINT_T0);
-    const float* bn = kLdb ? b + 16 * ldb : b + 32 * kBAhead;
+    // The addresses run past the panels' ends near the last steps: computed
+    // as integers (a prefetch of any address is harmless, an out-of-range
+    // pointer is not).
+    const uintptr_t an = reinterpret_cast<uintptr_t>(a) + kMR * 8 * sizeof(float);
+    const uintptr_t bn = reinterpret_cast<uintptr_t>(b) + (kLdb ? 16 * ldb : 32 * kBAhead) * sizeof(float);
+    _mm_prefetch(reinterpret_cast<const char*>(an), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(bn), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(bn + 16), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(bn + 16 * sizeof(float)), _MM_HINT_T0);
 #pragma GCC unroll 14
     for (int i = 0; i < M; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
@@ -244,17 +250,11 @@ void f32_gemm_ldb_14x32_avx512(int64_t kc, const float* a, const float* b, int64
                                int64_t ldc, int64_t m, int64_t n, float alpha, float beta,
                                const TileEpilogue& ep) {
   const bool e = !ep.empty();
-  switch (m) {
-#define OC_LDB_CASE(M)                                                                       \
-  case M:                                                                                    \
-    return e ? TileRows<M, true, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb)   \
-             : TileRows<M, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb);
-    OC_LDB_CASE(14) OC_LDB_CASE(13) OC_LDB_CASE(12) OC_LDB_CASE(11) OC_LDB_CASE(10)
-    OC_LDB_CASE(9) OC_LDB_CASE(8) OC_LDB_CASE(7) OC_LDB_CASE(6) OC_LDB_CASE(5)
-    OC_LDB_CASE(4) OC_LDB_CASE(3) OC_LDB_CASE(2) OC_LDB_CASE(1)
-#undef OC_LDB_CASE
-    default: return;
-  }
+#define OC_LDB(M)                                                                  \
+  return e ? TileRows<M, true, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb) \
+           : TileRows<M, false, true>(kc, a, b, c, ldc, n, alpha, beta, &ep, ldb);
+  OC_ROWS_SWITCH(OC_LDB)
+#undef OC_LDB
 }
 
 // Packs a 14-row A panel from row-major A (rows <= 14, zero rows after them):
