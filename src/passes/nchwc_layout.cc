@@ -38,8 +38,6 @@ constexpr int kMinConvs = 3;
 // measurement: docs/nchwc.md).
 constexpr bool kNchwcByDefault = true;
 
-bool IsOnnx(const Node& n, const char* op) { return n.domain.empty() && n.op_type == op; }
-
 bool IsStaticF32(const Value* v, size_t rank) {
   return v && v->dtype == DataType::kFloat32 && v->kind == ValueKind::kTensor && v->IsStatic() &&
          v->shape.size() == rank;
