@@ -147,6 +147,7 @@ std::pair<double, double> Time(const Layer& l, int block, ThreadPool& pool, int 
   const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
   auto k = def->cpu(KernelInit{n, {}, pool.num_threads()});
   EXPECT_TRUE(k.ok()) << k.status().ToString();
+  if (!k.ok()) return {0.0, 0.0};
   std::vector<float> y(n.outputs[0]->NumElements());
   std::vector<uint8_t> scratch((*k)->ScratchBytes() + 64);
   void* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
