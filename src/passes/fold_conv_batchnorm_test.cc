@@ -184,6 +184,16 @@ struct ConvAffine {
         }
     return y;
   }
+
+  // Checks that the folded conv (its new weights and bias, by the reference)
+  // gives what Before() gives.
+  void ExpectFoldedEqualsBefore(const std::vector<Step>& steps) const {
+    auto x = Pattern(kC * kH * kW, -1, 1, 9);
+    auto before = Before(x, steps);
+    auto new_b = Floats(conv->inputs[2]);
+    auto after = RefConv(x, kC, kH, kW, Floats(conv->inputs[1]), kM, kK, 1, &new_b);
+    for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4f) << i;
+  }
 };
 
 TEST(PassFoldConvBatchNorm, FoldsPerChannelMulAddSubChains) {
@@ -201,12 +211,7 @@ TEST(PassFoldConvBatchNorm, FoldsPerChannelMulAddSubChains) {
   EXPECT_EQ(t.out->producer, conv);
   t.g.Compact();
   EXPECT_TRUE(t.g.Verify().ok()) << t.g.Verify().ToString();
-  auto x = Pattern(ConvAffine::kC * ConvAffine::kH * ConvAffine::kW, -1, 1, 9);
-  auto before = t.Before(x, steps);
-  auto new_b = Floats(conv->inputs[2]);
-  auto after = RefConv(x, ConvAffine::kC, ConvAffine::kH, ConvAffine::kW, Floats(conv->inputs[1]), ConvAffine::kM,
-                       ConvAffine::kK, 1, &new_b);
-  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4f) << i;
+  t.ExpectFoldedEqualsBefore(steps);
 }
 
 // A conv without bias gets one; weights another node still reads stay as they were.
@@ -226,14 +231,8 @@ TEST(PassFoldConvBatchNorm, FoldsIntoAConvWithoutBiasAndLeavesSharedWeights) {
   ASSERT_EQ(conv->inputs.size(), 3u);
   EXPECT_NE(conv->inputs[1], w);
   // Before: conv without bias, then the steps; after: the folded conv.
-  std::vector<float> no_bias(ConvAffine::kM, 0.f);
-  t.b = no_bias;
-  auto x = Pattern(ConvAffine::kC * ConvAffine::kH * ConvAffine::kW, -1, 1, 9);
-  auto before = t.Before(x, steps);
-  auto new_b = Floats(conv->inputs[2]);
-  auto after = RefConv(x, ConvAffine::kC, ConvAffine::kH, ConvAffine::kW, Floats(conv->inputs[1]), ConvAffine::kM,
-                       ConvAffine::kK, 1, &new_b);
-  for (size_t i = 0; i < before.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-4f) << i;
+  t.b.assign(ConvAffine::kM, 0.f);
+  t.ExpectFoldedEqualsBefore(steps);
 }
 
 TEST(PassFoldConvBatchNorm, KeepsMulAddThatAreNotPerChannel) {

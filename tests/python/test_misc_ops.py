@@ -625,6 +625,23 @@ def test_tfidf_vectorizer_huge_skip_equals_the_longest_useful_skip():
 
 # ---- SiLU (x * Sigmoid(x)) fused into Conv / MatMul as the Swish activation ---------------------
 
+def one_input_model(nodes, x, inits, name):
+    """A model of `nodes` reading input "x" and writing output "z"."""
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", 1, x.shape)],
+                          [helper.make_empty_tensor_value_info("z")], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m, {"x": x}
+
+
+def compiled_graph(model, feeds):
+    """The graph atc compiled (its --log=debug dump after the last pass)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = save_model(model, d)
+        _, proc = atc_compile(path, os.path.join(d, "model"), {"x": list(feeds["x"].shape)}, ["--log=debug"])
+    return (proc.stdout + proc.stderr).split("pass memory-planning")[-1]
+
+
 def silu_model(kind):
     """Conv + SiLU (EfficientNet) or MatMul + SiLU (a LLaMA-style MLP gate)."""
     if kind == "conv":
@@ -637,22 +654,15 @@ def silu_model(kind):
         nodes = [helper.make_node("MatMul", ["x", "w"], ["y"]),
                  helper.make_node("Sigmoid", ["y"], ["s"]), helper.make_node("Mul", ["y", "s"], ["z"])]
         inits = [numpy_helper.from_array(f32(24, 40), "w")]
-    g = helper.make_graph(nodes, "silu", [helper.make_tensor_value_info("x", 1, x.shape)],
-                          [helper.make_empty_tensor_value_info("z")], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m, {"x": x}
+    return one_input_model(nodes, x, inits, "silu")
 
 
 @pytest.mark.parametrize("kind", ["conv", "matmul"])
 def test_silu_fuses_and_matches_onnxruntime(kind):
     model, feeds = silu_model(kind)
     compile_and_compare(model, feeds, rtol=1e-5, atol=1e-6)
-    with tempfile.TemporaryDirectory() as d:
-        path = save_model(model, d)
-        _, proc = atc_compile(path, os.path.join(d, "model"), {"x": list(feeds["x"].shape)}, ["--log=debug"])
-    # The compiled graph (dumped last) has one fused node and no Sigmoid/Mul left.
-    compiled = (proc.stdout + proc.stderr).split("pass memory-planning")[-1]
+    # The compiled graph has one fused node and no Sigmoid/Mul left.
+    compiled = compiled_graph(model, feeds)
     assert 'activation="Swish"' in compiled and "Sigmoid(" not in compiled and " Mul(" not in compiled, compiled
 
 
@@ -677,20 +687,13 @@ def relu6_model(kind):
         nodes += [helper.make_node("Div", ["c", "six"], ["z"])]
     inits = [numpy_helper.from_array(f32(16, 8, 3, 3), "w"), numpy_helper.from_array(f32(16), "b"),
              numpy_helper.from_array(f32(10, 12, lo=-3, hi=3), "wm"), three, zero, six]
-    g = helper.make_graph(nodes, "relu6", [helper.make_tensor_value_info("x", 1, x.shape)],
-                          [helper.make_empty_tensor_value_info("z")], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m, {"x": x}
+    return one_input_model(nodes, x, inits, "relu6")
 
 
 @pytest.mark.parametrize("kind", ["swish_mul_first", "swish_div_first", "sigmoid"])
 def test_relu6_spellings_fuse_and_match_onnxruntime(kind):
     model, feeds = relu6_model(kind)
     compile_and_compare(model, feeds, rtol=1e-5, atol=1e-6)
-    with tempfile.TemporaryDirectory() as d:
-        path = save_model(model, d)
-        _, proc = atc_compile(path, os.path.join(d, "model"), {"x": list(feeds["x"].shape)}, ["--log=debug"])
-    compiled = (proc.stdout + proc.stderr).split("pass memory-planning")[-1]
+    compiled = compiled_graph(model, feeds)
     want = "HardSigmoid" if kind == "sigmoid" else "HardSwish"
     assert f'activation="{want}"' in compiled and "Clip(" not in compiled and "Div(" not in compiled, compiled
