@@ -74,44 +74,106 @@ ThreadPool::~ThreadPool() {
 
 bool ThreadPool::InWorker() { return t_in_worker; }
 
-void ThreadPool::Work(uint64_t seq) {
-  uint64_t c = claim_.load(std::memory_order_acquire);
+namespace {
+constexpr uint64_t Range(int64_t front, int64_t back) {
+  return static_cast<uint64_t>(front) << 32 | static_cast<uint64_t>(back);
+}
+constexpr int64_t Front(uint64_t r) { return static_cast<int64_t>(r >> 32); }
+constexpr int64_t Back(uint64_t r) { return static_cast<int64_t>(r & 0xffffffffu); }
+}  // namespace
+
+void ThreadPool::RunRange(int64_t begin, int64_t end) {
+  // Read after the claim that handed out [begin, end): the job cannot end (nor
+  // its descriptor change) before the claimer counts these units done.
+  tramp_(ctx_, begin * scale_, std::min(n_, end * scale_));
+}
+
+int64_t ThreadPool::RunOwnPart(int64_t p) {
+  std::atomic<uint64_t>& range = parts_[p].range;
+  int64_t ran = 0;
+  uint64_t r = range.load(std::memory_order_acquire);
   for (;;) {
-    if (Seq(c) != seq || Next(c) >= Chunks(c)) return;
-    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
-    // The job cannot finish (nor its descriptor change) before this chunk is
-    // counted done, so reading it here is safe.
-    const int64_t chunk = Next(c), chunks = Chunks(c), n = n_;
-    tramp_(ctx_, n * chunk / chunks, n * (chunk + 1) / chunks);
-    if (done_.fetch_add(1) + 1 == chunks && caller_sleeping_.load()) {
-      std::lock_guard<std::mutex> lk(mu_);
-      cv_done_.notify_all();
-    }
-    c = claim_.load(std::memory_order_acquire);
+    const int64_t f = Front(r), b = Back(r);
+    if (f >= b) return ran;
+    const int64_t take = std::min(step_.load(std::memory_order_relaxed), b - f);
+    if (!range.compare_exchange_weak(r, Range(f + take, b), std::memory_order_acq_rel, std::memory_order_acquire))
+      continue;
+    RunRange(f, f + take);
+    ran += take;
+    r = range.load(std::memory_order_acquire);
   }
 }
 
-void ThreadPool::RunChunks(int64_t n, int64_t max_chunks, void* ctx, Trampoline tramp) {
+int64_t ThreadPool::Steal(int64_t parts) {
+  int64_t ran = 0;
+  for (;;) {
+    int64_t victim = -1, most = 0;
+    uint64_t r = 0;
+    for (int64_t q = 0; q < parts; ++q) {
+      const uint64_t v = parts_[q].range.load(std::memory_order_acquire);
+      if (Back(v) - Front(v) > most) most = Back(v) - Front(v), victim = q, r = v;
+    }
+    if (victim < 0) return ran;
+    // Half of what is left, at least a step: the owner and the thief then
+    // finish together if they run at the same speed.
+    const int64_t take = std::min(most, std::max(step_.load(std::memory_order_relaxed), most / 2));
+    const int64_t f = Front(r), b = Back(r);
+    if (!parts_[victim].range.compare_exchange_strong(r, Range(f, b - take), std::memory_order_acq_rel,
+                                                      std::memory_order_acquire))
+      continue;
+    RunRange(b - take, b);
+    ran += take;
+  }
+}
+
+int64_t ThreadPool::Work(uint64_t seq) {
+  int64_t ran = 0, parts = 0;
+  uint64_t c = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    if (Seq(c) != seq) break;
+    parts = Chunks(c);
+    if (Next(c) >= parts) break;
+    if (!claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    ran += RunOwnPart(Next(c));
+    c = claim_.load(std::memory_order_acquire);
+  }
+  // A part stolen from may belong to a later job only if this thread ran
+  // nothing of job `seq` (else that job cannot have ended): such units are
+  // still counted by that job's done_, which was reset before its parts were
+  // written.
+  if (parts > 0) ran += Steal(parts);
+  return ran;
+}
+
+void ThreadPool::RunChunks(int64_t n, int64_t grain, int64_t max_chunks, void* ctx, Trampoline tramp) {
   std::lock_guard<std::mutex> submit(submit_mu_);
   const int64_t chunks = std::min<int64_t>(max_chunks, num_threads_);
   const uint64_t seq = Seq(claim_.load(std::memory_order_relaxed)) + 1;
+  scale_ = n >> 31 ? (n >> 31) + 1 : 1;
+  const int64_t units = (n + scale_ - 1) / scale_;
+  // Steps of a grain at least, and about an eighth of a part: small enough to
+  // even out the end of a job, few enough that claiming costs nothing.
+  step_.store(std::max<int64_t>((grain + scale_ - 1) / scale_, units / (8 * chunks)), std::memory_order_relaxed);
   ctx_ = ctx;
   tramp_ = tramp;
   n_ = n;
   done_.store(0, std::memory_order_relaxed);
+  for (int64_t p = 0; p < chunks; ++p)
+    parts_[p].range.store(Range(units * p / chunks, units * (p + 1) / chunks), std::memory_order_release);
   // seq_cst: ordered before the sleepers_ check below (pairs with WorkerLoop).
   claim_.store(seq << 32 | static_cast<uint64_t>(chunks) << 16);
   if (sleepers_.load() > 0) {
     std::lock_guard<std::mutex> lk(mu_);
     cv_work_.notify_all();
   }
-  // The caller takes chunks too.
+  // The caller takes parts too.
   t_in_worker = true;
-  Work(seq);
+  const int64_t ran = Work(seq);
   t_in_worker = false;
   // seq_cst loads in both predicates: they pair with the RMW/store on the other
   // side of the sleeping flags (a Dekker-style handshake).
-  auto finished = [&] { return done_.load() == chunks; };
+  auto finished = [&] { return done_.load() == units; };
+  if (done_.fetch_add(ran) + ran == units) return;
   if (!SpinUntil(spin_us_, finished)) {
     std::unique_lock<std::mutex> lk(mu_);
     caller_sleeping_.store(true);
@@ -133,7 +195,15 @@ void ThreadPool::WorkerLoop() {
     }
     if (stop_.load()) return;
     seen = Seq(claim_.load(std::memory_order_acquire));
-    Work(seen);
+    const int64_t ran = Work(seen);
+    if (ran > 0) {
+      // The job's units: read before adding, as the job may end with this add.
+      const int64_t units = (n_ + scale_ - 1) / scale_;
+      if (done_.fetch_add(ran) + ran == units && caller_sleeping_.load()) {
+        std::lock_guard<std::mutex> lk(mu_);
+        cv_done_.notify_all();
+      }
+    }
   }
 }
 

@@ -1,6 +1,10 @@
-// One intra-op thread pool per process. ParallelFor splits [0, n) into
-// contiguous chunks, runs one on the calling thread, and returns when all are
-// done. Nested calls from inside a worker run serially. Several callers
+// One intra-op thread pool per process. ParallelFor splits [0, n) into one
+// contiguous part per thread (the caller takes one too) and returns when all
+// are done. A thread walks its part from the front in steps; one that runs out
+// takes steps from the back of the part with the most left, so a thread slowed
+// by anything (a cache miss storm, the OS) is helped at the end of the job
+// while the bulk of each part stays with one thread (the next operator finds
+// most of its input in the cache that wrote it). Nested calls from inside a worker run serially. Several callers
 // (streams) may use the pool at once; their jobs are serialised, so there is no
 // oversubscription.
 //
@@ -38,13 +42,15 @@ class ThreadPool {
 
   // Calls fn(begin, end) over disjoint chunks covering [0, n). `grain` is the
   // smallest chunk worth a thread. No allocation.
+  // Calls may be smaller than `grain` only where n is. The calls of one
+  // ParallelFor cover disjoint ranges and each index is in exactly one call.
   template <typename F>
   void ParallelFor(int64_t n, int64_t grain, F&& fn) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     int64_t max_chunks = (n + grain - 1) / grain;
     if (num_threads_ == 1 || max_chunks == 1 || InWorker()) { fn(int64_t{0}, n); return; }
-    RunChunks(n, max_chunks, &fn, [](void* ctx, int64_t b, int64_t e) { (*static_cast<F*>(ctx))(b, e); });
+    RunChunks(n, grain, max_chunks, &fn, [](void* ctx, int64_t b, int64_t e) { (*static_cast<F*>(ctx))(b, e); });
   }
 
   // The process-wide pool. Thread count: OPENCANN_NUM_THREADS if set, else the
@@ -54,10 +60,16 @@ class ThreadPool {
 
  private:
   using Trampoline = void (*)(void*, int64_t, int64_t);
-  void RunChunks(int64_t n, int64_t max_chunks, void* ctx, Trampoline tramp);
+  void RunChunks(int64_t n, int64_t grain, int64_t max_chunks, void* ctx, Trampoline tramp);
   void WorkerLoop();
-  // Claims and runs chunks of job `seq` until none is left.
-  void Work(uint64_t seq);
+  // Claims parts of job `seq` and runs them, then steals steps from the other
+  // parts until no index is left; returns the count of indices it ran.
+  int64_t Work(uint64_t seq);
+  // Runs steps of part p from its front until it is empty.
+  int64_t RunOwnPart(int64_t p);
+  // Takes steps from the back of the fullest of the job's `parts` parts.
+  int64_t Steal(int64_t parts);
+  void RunRange(int64_t begin, int64_t end);
   static bool InWorker();
 
   int num_threads_;
@@ -69,11 +81,24 @@ class ThreadPool {
   // claim_ = seq << 32 | chunks << 16 | next chunk: a claim (CAS) succeeds only
   // for the job it was read for, so a worker still leaving job s cannot take a
   // chunk of job s + 1 with job s's view of it.
+  // Indices are run in units of scale_ (1 unless n_ >= 2^31) so that a part's
+  // front and back fit 32 bits each.
+  // A thread reads the descriptor only while it holds unfinished units of the
+  // job (after the claim), except step_, which a thread that ran out may read
+  // while the next job is being published (any value is a safe step).
   void* ctx_ = nullptr;
   Trampoline tramp_ = nullptr;
-  int64_t n_ = 0;
+  int64_t n_ = 0, scale_ = 1;
+  std::atomic<int64_t> step_{1};
   std::atomic<uint64_t> claim_{0};
   std::atomic<int64_t> done_{0};
+  // Part p of the current job: front << 32 | back (units). Written before
+  // claim_ publishes the job; emptied (front >= back) before the job ends, so
+  // a part left over from an earlier job never holds work.
+  struct alignas(64) Part {
+    std::atomic<uint64_t> range{0};
+  };
+  Part parts_[kMaxThreads];
 
   // Sleeping: workers (and a caller waiting for the last chunk) block here
   // after their polling budget; the publisher takes mu_ only when someone is

@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace oc {
@@ -117,6 +121,57 @@ TEST(ThreadPoolTest, WorkerTakesChunksOfLongJobs) {
     });
   }
   EXPECT_GT(on_worker.load(), 0);
+}
+
+// A thread whose part is slow is helped: the other thread, done with its own
+// part, takes indices from the back of the slow one. The slow indices last
+// 5 ms each (40 ms in all), long enough for a worker on a loaded machine to
+// wake and finish its instant part.
+TEST(ThreadPoolTest, IdleThreadStealsFromTheSlowPart) {
+  ThreadPool pool(2, 2000);
+  int stolen_jobs = 0;
+  for (int r = 0; r < 5; ++r) {
+    std::vector<std::thread::id> ran_by(16);
+    pool.ParallelFor(16, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        ran_by[i] = std::this_thread::get_id();
+        if (i < 8) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    // Index 0 starts the slow part; another thread ran some of indices 1..7.
+    if (std::any_of(ran_by.begin() + 1, ran_by.begin() + 8, [&](std::thread::id t) { return t != ran_by[0]; }))
+      ++stolen_jobs;
+  }
+  EXPECT_GT(stolen_jobs, 0);
+}
+
+// Calls are at least a grain long (but for the last of a part), the ranges of
+// one ParallelFor are disjoint and cover [0, n), also for n of 2^33 and more,
+// which the pool counts in units of several indices (32-bit part bounds).
+TEST(ThreadPoolTest, StepsRespectGrainAndCoverHugeRanges) {
+  ThreadPool pool(3);
+  for (const auto& [n, grain] : {std::pair<int64_t, int64_t>{1000, 7}, {1000, 1}, {99999, 1000},
+                                 {int64_t{1} << 33, int64_t{1} << 26}, {(int64_t{1} << 34) + 12345, 3}}) {
+    std::mutex mu;
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    pool.ParallelFor(n, grain, [&](int64_t b, int64_t e) {
+      std::lock_guard<std::mutex> lk(mu);
+      calls.emplace_back(b, e);
+    });
+    std::sort(calls.begin(), calls.end());
+    ASSERT_FALSE(calls.empty());
+    EXPECT_EQ(calls.front().first, 0) << "n=" << n;
+    EXPECT_EQ(calls.back().second, n) << "n=" << n;
+    int64_t short_calls = 0;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      ASSERT_LT(calls[i].first, calls[i].second) << "n=" << n;
+      if (i) ASSERT_EQ(calls[i].first, calls[i - 1].second) << "n=" << n << ": gap or overlap";
+      short_calls += calls[i].second - calls[i].first < grain;
+    }
+    // Only a part's (or a stolen piece's) last step may be short: a few per thread.
+    EXPECT_LE(short_calls, 2 * pool.num_threads()) << "n=" << n;
+    EXPECT_LE(calls.size(), size_t{64}) << "n=" << n << ": steps too small";
+  }
 }
 
 TEST(ThreadPoolTest, ConcurrentCallersWithSleepingWorkers) {

@@ -61,6 +61,14 @@ struct ConvShape {
     kGroupsInner,
   };
   Order order = Order::kImageFirst;
+  // kImageFirst only: the pixel pieces (bands x chunks, row-major) of each
+  // image are cut into `parts` contiguous runs, and units are numbered image,
+  // part, group, piece. With one part per thread, a thread's units cover one
+  // region of the image for every group, so the next layer, cut the same way,
+  // finds most of its input in the cache of the core that wrote it (with
+  // groups outermost, half of every input crosses to the other core).
+  // 1: image, group, band, chunk.
+  int64_t parts = 1;
 
   int64_t InBlocks() const { return (c_in + block - 1) / block; }
   int64_t OutBlocks() const { return (c_out + block - 1) / block; }
@@ -114,7 +122,7 @@ struct ConvUnit {
 // (depthwise: image first). The only place these rules live: the kernels walk
 // At(), the op counts count() and weighs units for the split over threads.
 struct ConvUnitGrid {
-  int64_t batch = 1, groups = 1, band = 1, bands = 1, chunk = 1, chunks = 1, out_h = 1, out_w = 1;
+  int64_t batch = 1, groups = 1, band = 1, bands = 1, chunk = 1, chunks = 1, out_h = 1, out_w = 1, parts = 1;
   ConvShape::Order order = ConvShape::Order::kImageFirst;
   int64_t count() const { return batch * groups * bands * chunks; }
   ConvUnit At(int64_t u) const;

@@ -12,6 +12,8 @@
 #include <ctime>
 #include <limits>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "base/cpu_features.h"
 #include "base/thread_pool.h"
@@ -224,8 +226,13 @@ TEST(NchwcConvUnits, EveryOrderCoversTheOutputOnce) {
   nchwc::ConvShape s;
   s.block = 16, s.batch = 3, s.c_in = 16, s.c_out = 16 * 7, s.in_h = s.out_h = 5, s.in_w = s.out_w = 13;
   s.ow_chunk = 6, s.oh_band = 2;
-  for (Order order : {Order::kImageFirst, Order::kGroupsFirst, Order::kGroupsInner}) {
+  // Image-first with 1-9 spatial parts (9 pieces per image: part sizes 1-9,
+  // uneven ones included); the other orders take no parts.
+  std::vector<std::pair<Order, int64_t>> plans = {{Order::kGroupsFirst, 1}, {Order::kGroupsInner, 1}};
+  for (int64_t parts = 1; parts <= 10; ++parts) plans.emplace_back(Order::kImageFirst, parts);
+  for (const auto& [order, parts] : plans) {
     s.order = order;
+    s.parts = parts;
     const nchwc::ConvUnitGrid grid = nchwc::ConvUnitsOf(s, 4);
     ASSERT_EQ(grid.count(), 3 * 2 * 3 * 3);
     std::vector<int> seen(3 * 2 * 5 * 13, 0);
@@ -238,7 +245,48 @@ TEST(NchwcConvUnits, EveryOrderCoversTheOutputOnce) {
         for (int64_t x = w.ow_begin; x < w.ow_end; ++x) ++seen[((w.n * 2 + w.g) * 5 + y) * 13 + x];
     }
     EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(seen.size()))
-        << "order " << static_cast<int>(order);
+        << "order " << static_cast<int>(order) << " parts " << parts;
+  }
+}
+
+// Spatial parts (ConvShape::parts): a dense conv whose input outweighs its
+// weights (ResNet-50's 56x56 layers, the stem) is cut by pixels, so that each
+// of 2 threads' equal unit ranges covers one half of the image for every
+// output block; convs with weights over 1 MB or over their input (layer 4)
+// and depthwise convs keep the split between groups, and so does a batch that
+// the threads divide.
+TEST(NchwcConvUnits, TwoThreadPartsCutTheImage) {
+  struct P { int64_t c_in, c_out, h, k, n; bool dw, nchw, parts; };
+  for (const P p : {P{64, 256, 56, 1, 1, false, false, true}, P{256, 64, 56, 1, 1, false, false, true},
+                    P{128, 128, 56, 3, 1, false, false, true}, P{3, 64, 112, 7, 1, false, true, true},
+                    P{512, 128, 28, 1, 3, false, false, true}, P{2048, 512, 7, 1, 1, false, false, false},
+                    P{512, 2048, 7, 1, 1, false, false, false}, P{96, 96, 56, 3, 1, true, false, false},
+                    P{64, 256, 56, 1, 2, false, false, false}}) {
+    nchwc::ConvShape s;
+    s.block = 16, s.batch = p.n, s.c_in = p.c_in, s.c_out = p.c_out, s.in_h = s.in_w = p.h, s.k_h = s.k_w = p.k;
+    s.pad_t = s.pad_l = p.k / 2, s.out_h = s.out_w = p.h, s.depthwise = p.dw, s.nchw_input = p.nchw;
+    if (p.k == 1) s.in_w = s.out_w = p.h * p.h, s.in_h = s.out_h = 1;  // flattened, as the op plans it
+    const std::string what = std::to_string(p.c_in) + "->" + std::to_string(p.c_out) + " @" + std::to_string(p.h) +
+                             " k" + std::to_string(p.k) + " n" + std::to_string(p.n);
+    nchwc::PlanConvUnits(s, 4, 2);
+    const nchwc::ConvUnitGrid grid = nchwc::ConvUnitsOf(s, 4);
+    EXPECT_EQ(grid.parts, p.parts ? 2 : 1) << what;
+    if (!p.parts) continue;
+    // Pixels (flattened row-major over each image) of thread 0's range that lie
+    // in the second half of the image, and the converse: none, but for the
+    // rounding to whole tiles or rows.
+    const int64_t units = grid.count(), pixels = s.out_h * s.out_w;
+    int64_t crossing = 0, total = 0;
+    for (int t = 0; t < 2; ++t)
+      for (int64_t u = units * t / 2; u < units * (t + 1) / 2; ++u) {
+        const nchwc::ConvUnit w = grid.At(u);
+        for (int64_t y = w.oh_begin; y < w.oh_end; ++y)
+          for (int64_t x = w.ow_begin; x < w.ow_end; ++x) {
+            const int64_t at = (w.n * pixels + y * s.out_w + x) * 2 / (s.batch * pixels);  // 0: first half
+            crossing += at != t, ++total;
+          }
+      }
+    EXPECT_LT(crossing, total / 20) << what;
   }
 }
 
