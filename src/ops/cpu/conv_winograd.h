@@ -56,12 +56,15 @@ class WinogradConv {
  private:
   void RunLayout(int block, const float* x, const float* bias, const float* z, float* y, const Activation& act,
                  ThreadPool* pool, void* scratch) const;
+  // Whether `threads` threads each take a share of the tiles (else they share
+  // out the 36 GEMMs of each batch of tiles).
+  bool SplitTiles(int64_t threads) const;
 
   ConvGeometry g_;
   int64_t tiles_h_ = 0, tiles_w_ = 0, chunk_ = 0;  // tiles per GEMM batch
   int max_threads_ = 1;
-  // Single-threaded: each thread runs whole GEMMs of the 36 with its own
-  // packing buffers (one fork/join for all of them, not 36).
+  // Single-threaded: each thread runs whole GEMMs with its own packing
+  // buffers (one fork/join for all of them, not 36).
   gemm::SgemmPlan plan_;
   gemm::PackedOperand u_;  // 36 groups of [Cout x Cin]
 };
