@@ -137,10 +137,12 @@ int64_t ThreadPool::Work(uint64_t seq) {
     ran += RunOwnPart(Next(c));
     c = claim_.load(std::memory_order_acquire);
   }
-  // A part stolen from may belong to a later job only if this thread ran
-  // nothing of job `seq` (else that job cannot have ended): such units are
-  // still counted by that job's done_, which was reset before its parts were
-  // written.
+  // A part walked or stolen from may belong to a later job only if this
+  // thread ran nothing of job `seq` (else that job cannot have ended): e.g. a
+  // claimed part all stolen by others, then the next job published. Such
+  // units are legitimately that job's (the CAS acquired its part word, which
+  // was written after its descriptor) and are counted in its done_, reset
+  // before its parts were written.
   if (parts > 0) ran += Steal(parts);
   return ran;
 }
@@ -148,7 +150,7 @@ int64_t ThreadPool::Work(uint64_t seq) {
 void ThreadPool::RunChunks(int64_t n, int64_t grain, int64_t max_chunks, void* ctx, Trampoline tramp) {
   std::lock_guard<std::mutex> submit(submit_mu_);
   const int64_t chunks = std::min<int64_t>(max_chunks, num_threads_);
-  const uint64_t seq = Seq(claim_.load(std::memory_order_relaxed)) + 1;
+  const uint64_t seq = (Seq(claim_.load(std::memory_order_relaxed)) + 1) & 0xffffffffu;  // 32 bits in claim_
   scale_ = n >> 31 ? (n >> 31) + 1 : 1;
   const int64_t units = (n + scale_ - 1) / scale_;
   // Steps of a grain at least, and about an eighth of a part: small enough to

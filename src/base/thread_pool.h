@@ -42,8 +42,9 @@ class ThreadPool {
 
   // Calls fn(begin, end) over disjoint chunks covering [0, n). `grain` is the
   // smallest chunk worth a thread. No allocation.
-  // Calls may be smaller than `grain` only where n is. The calls of one
-  // ParallelFor cover disjoint ranges and each index is in exactly one call.
+  // The calls of one ParallelFor cover disjoint ranges, each index in exactly
+  // one call. A call is a grain or more, except the last step of a part (or
+  // of a stolen piece), which may be shorter.
   template <typename F>
   void ParallelFor(int64_t n, int64_t grain, F&& fn) {
     if (n <= 0) return;

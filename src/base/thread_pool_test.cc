@@ -145,13 +145,15 @@ TEST(ThreadPoolTest, IdleThreadStealsFromTheSlowPart) {
   EXPECT_GT(stolen_jobs, 0);
 }
 
-// Calls are at least a grain long (but for the last of a part), the ranges of
+// Calls are at least a grain long (but for the last of a part; the last two
+// cases are ones where the grain, not the part size, sets the step), the ranges of
 // one ParallelFor are disjoint and cover [0, n), also for n of 2^33 and more,
 // which the pool counts in units of several indices (32-bit part bounds).
 TEST(ThreadPoolTest, StepsRespectGrainAndCoverHugeRanges) {
   ThreadPool pool(3);
   for (const auto& [n, grain] : {std::pair<int64_t, int64_t>{1000, 7}, {1000, 1}, {99999, 1000},
-                                 {int64_t{1} << 33, int64_t{1} << 26}, {(int64_t{1} << 34) + 12345, 3}}) {
+                                 {int64_t{1} << 33, int64_t{1} << 26}, {(int64_t{1} << 34) + 12345, 3},
+                                 {1000, 100}, {int64_t{1} << 33, int64_t{1} << 31}}) {
     std::mutex mu;
     std::vector<std::pair<int64_t, int64_t>> calls;
     pool.ParallelFor(n, grain, [&](int64_t b, int64_t e) {

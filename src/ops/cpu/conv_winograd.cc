@@ -145,11 +145,28 @@ bool WinogradConv::SplitTiles(int64_t threads) const {
   return threads > 1 && tiles >= threads * 2 * gemm::DefaultUkernel().mr;
 }
 
+int64_t WinogradConv::VmFloats(int64_t rows) const {
+  return Round16(36 * rows * g_.c_in) + Round16(36 * rows * g_.c_out);
+}
+
+int64_t WinogradConv::SplitRows(int64_t threads) const {
+  const int64_t tiles = g_.batch * tiles_h_ * tiles_w_;
+  return std::min(chunk_, (tiles + threads - 1) / threads);
+}
+
+int64_t WinogradConv::VmAreaFloats() const {
+  // One V/M of chunk_ tiles where the threads share out the GEMMs; one per
+  // thread, of its share of the tiles, for every thread count a pool up to
+  // max_threads_ may run with that splits the tiles (a smaller pool than the
+  // one planned for may split where the planned one would not).
+  int64_t floats = VmFloats(chunk_);
+  for (int64_t t = 2; t <= max_threads_; ++t)
+    if (SplitTiles(t)) floats = std::max(floats, t * VmFloats(SplitRows(t)));
+  return floats;
+}
+
 size_t WinogradConv::ScratchBytes() const {
-  // V and M of one batch of tiles: one per thread where the tiles are split.
-  const int64_t floats = Round16(36 * chunk_ * g_.c_in) + Round16(36 * chunk_ * g_.c_out);
-  const int64_t copies = SplitTiles(max_threads_) ? max_threads_ : 1;
-  return static_cast<size_t>(floats * copies) * sizeof(float) + plan_.ScratchBytes() * max_threads_;
+  return static_cast<size_t>(VmAreaFloats()) * sizeof(float) + plan_.ScratchBytes() * max_threads_;
 }
 
 void WinogradConv::RunLayout(int block, const float* x, const float* bias, const float* z, float* y,
@@ -159,10 +176,8 @@ void WinogradConv::RunLayout(int block, const float* x, const float* bias, const
   const int64_t IH = g_.in[1], IW = g_.in[2], OH = g_.out[1], OW = g_.out[2];
   const int64_t ph = g_.pad_begin[1], pw = g_.pad_begin[2];
   const int64_t per_image = tiles_h_ * tiles_w_, tiles = g_.batch * per_image;
-  const int64_t vm_floats = Round16(36 * chunk_ * cin) + Round16(36 * chunk_ * cout);
   const int64_t threads = std::min<int64_t>(pool->num_threads(), max_threads_);
-  const int64_t copies = SplitTiles(max_threads_) ? max_threads_ : 1;
-  auto* gemm_scratch = reinterpret_cast<uint8_t*>(static_cast<float*>(scratch) + vm_floats * copies);
+  auto* gemm_scratch = reinterpret_cast<uint8_t*>(static_cast<float*>(scratch) + VmAreaFloats());
   // The 36 GEMMs of the tiles [t0, t0 + nt) of V into M, on one thread.
   auto gemm_range = [&](const float* v, float* m, int64_t nt, int64_t k0, int64_t k1, void* buf) {
     for (int64_t k = k0; k < k1; ++k) {
@@ -177,14 +192,15 @@ void WinogradConv::RunLayout(int block, const float* x, const float* bias, const
   if (SplitTiles(threads)) {
     // One task per thread, its own V, M and packing buffers; batches of at
     // most chunk_ tiles inside its share.
+    const int64_t rows = SplitRows(threads);
     pool->ParallelFor(threads, 1, [&](int64_t tb, int64_t te) {
       for (int64_t t = tb; t < te; ++t) {
-        float* v = static_cast<float*>(scratch) + t * vm_floats;
-        float* m = v + Round16(36 * chunk_ * cin);
+        float* v = static_cast<float*>(scratch) + t * VmFloats(rows);
+        float* m = v + Round16(36 * rows * cin);
         void* buf = gemm_scratch + t * plan_.ScratchBytes();
         const int64_t s0 = tiles * t / threads, s1 = tiles * (t + 1) / threads;
-        for (int64_t t0 = s0; t0 < s1; t0 += chunk_) {
-          const int64_t nt = std::min(chunk_, s1 - t0);
+        for (int64_t t0 = s0; t0 < s1; t0 += rows) {
+          const int64_t nt = std::min(rows, s1 - t0);
           WinogradJob job{cin, cout, IH, IW, OH, OW, ph, pw, tiles_w_, per_image, t0, nt, x, v, m, bias, z, y, &act,
                           block};
           WinogradInput(job, 0, nt);

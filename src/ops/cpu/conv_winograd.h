@@ -59,6 +59,12 @@ class WinogradConv {
   // Whether `threads` threads each take a share of the tiles (else they share
   // out the 36 GEMMs of each batch of tiles).
   bool SplitTiles(int64_t threads) const;
+  // Tiles per batch of each of `threads` threads that split the tiles.
+  int64_t SplitRows(int64_t threads) const;
+  // Floats of V and M for batches of `rows` tiles, and of the scratch that
+  // holds every V and M a run may use (the GEMM buffers follow it).
+  int64_t VmFloats(int64_t rows) const;
+  int64_t VmAreaFloats() const;
 
   ConvGeometry g_;
   int64_t tiles_h_ = 0, tiles_w_ = 0, chunk_ = 0;  // tiles per GEMM batch

@@ -61,7 +61,7 @@ std::vector<double> Direct(const ConvGeometry& g, const std::vector<float>& x, c
 }
 
 // Max |error| / max |output| of one case (bias, residual and ReLU on when `fused`).
-double RunCase(const Case& c, bool fused, ThreadPool* pool, uint32_t seed) {
+double RunCase(const Case& c, bool fused, ThreadPool* pool, uint32_t seed, int planned_threads = 0) {
   const ConvGeometry g = Geometry(c);
   EXPECT_TRUE(WinogradApplicable(g));
   auto x = Rand(c.n * c.cin * c.h * c.w, seed), w = Rand(c.cout * c.cin * 9, seed + 1);
@@ -70,7 +70,7 @@ double RunCase(const Case& c, bool fused, ThreadPool* pool, uint32_t seed) {
   std::vector<float> z = fused ? Rand(ysize, seed + 3) : std::vector<float>{};
   Activation act;
   if (fused) act.kind = ActivationKind::kRelu;
-  WinogradConv wc(g, w.data(), {}, pool->num_threads());
+  WinogradConv wc(g, w.data(), {}, planned_threads ? planned_threads : pool->num_threads());
   EXPECT_TRUE(wc.valid());
   std::vector<float> scratch(wc.ScratchBytes() / sizeof(float) + 16);
   auto* aligned = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
@@ -188,6 +188,20 @@ TEST(Winograd, ErrorGrowsSanelyWithChannels) {
     const Case c{1, cin, 16, 14, 14, 1, 1, 1, 1};
     const double rel = RunCase(c, false, &pool, 900 + cin);
     EXPECT_LT(rel, 2e-5) << "cin " << cin;
+  }
+}
+
+// A pool with fewer threads than the conv was planned for (a model loaded at
+// 8 threads, then aclrtSetOpExecuteThreads(2)): 2 threads split 196 tiles
+// (56x56 outputs) where 8 would not, so the scratch must hold 2 per-thread
+// V/Ms although the plan at 8 shares the GEMMs; and the converse, planned for
+// 2 and run on 3 (capped at 2), and on 1.
+TEST(Winograd, PoolSmallerOrLargerThanPlanned) {
+  const Case c{1, 64, 64, 56, 56, 1, 1, 1, 1};
+  uint32_t seed = 1900;
+  for (const auto& [pool_threads, planned] : {std::pair{2, 8}, std::pair{2, 3}, std::pair{3, 2}, std::pair{1, 4}}) {
+    ThreadPool pool(pool_threads);
+    EXPECT_LT(RunCase(c, true, &pool, seed++, planned), 2e-5) << "pool " << pool_threads << " planned " << planned;
   }
 }
 

@@ -92,7 +92,7 @@ ConvUnitGrid ConvUnitsOf(const ConvShape& s, int fb) {
   g.chunks = (s.out_w + g.chunk - 1) / g.chunk;
   g.out_h = s.out_h, g.out_w = s.out_w;
   g.order = s.depthwise ? ConvShape::Order::kImageFirst : s.order;
-  g.parts = g.order == ConvShape::Order::kImageFirst ? std::clamp<int64_t>(s.parts, 1, g.bands * g.chunks) : 1;
+  g.parts = g.order == ConvShape::Order::kImageFirst ? std::max<int64_t>(1, std::min(s.parts, g.bands * g.chunks)) : 1;
   return g;
 }
 
@@ -219,14 +219,13 @@ void PlanConvUnits(ConvShape& s, int fb, int max_threads) {
   }
   if (!s.depthwise && s.batch > 1 && s.PackedWeightFloats() > s.InBlocks() * s.in_h * s.in_w * s.block)
     s.order = ConvShape::Order::kGroupsFirst;
-  // Rows split into chunks (whole 6-pixel tiles) where there are too few
-  // units for an even split over threads. Not for one thread: chunks cost it
-  // weight traffic and buy nothing (a pool grown after load still runs such a
-  // conv correctly, with a less even split).
-  if (max_threads > 1 && s.order == ConvShape::Order::kImageFirst && s.batch % max_threads != 0 &&
-      SpatialPartsPay(s)) {
-    // One part per thread; rows (or, for a flattened pointwise conv, whole
-    // 6-pixel tiles of its one row) give each part its pieces.
+  if (max_threads > 1 && s.order == ConvShape::Order::kImageFirst && s.batch % max_threads != 0 && s.out_h > 0 &&
+      s.out_w > 0 && SpatialPartsPay(s)) {
+    // One part per thread, cut from the bands of rows; where there are fewer
+    // bands than threads (a flattened pointwise conv has one row), from
+    // chunks of whole 6-pixel tiles of each row as well. (Parts align with the
+    // pool's equal unit ranges only when the pieces divide evenly; stealing
+    // evens out the rest.)
     s.parts = max_threads;
     const ConvUnitGrid grid = ConvUnitsOf(s, fb);
     if (grid.bands < max_threads) {
@@ -236,6 +235,10 @@ void PlanConvUnits(ConvShape& s, int fb, int max_threads) {
     }
     return;
   }
+  // Rows split into chunks (whole 6-pixel tiles) where there are too few
+  // units for an even split over threads. Not for one thread: chunks cost it
+  // weight traffic and buy nothing (a pool grown after load still runs such a
+  // conv correctly, with a less even split).
   if (max_threads > 1 && ConvWorkUnits(s, fb) < kMinUnits) BalanceRowChunks(s, fb, max_threads);
 }
 

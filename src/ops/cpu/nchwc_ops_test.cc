@@ -253,6 +253,7 @@ TEST(NchwcConvUnits, EveryOrderCoversTheOutputOnce) {
 // weights (ResNet-50's 56x56 layers, the stem) is cut by pixels, so that each
 // of 2 threads' equal unit ranges covers one half of the image for every
 // output block; convs with weights over 1 MB or over their input (layer 4)
+// (512->1024 at 56x56: 2 MB against 6.4 MB of input; 512->512 is exactly 1 MB)
 // and depthwise convs keep the split between groups, and so does a batch that
 // the threads divide.
 TEST(NchwcConvUnits, TwoThreadPartsCutTheImage) {
@@ -261,7 +262,8 @@ TEST(NchwcConvUnits, TwoThreadPartsCutTheImage) {
                     P{128, 128, 56, 3, 1, false, false, true}, P{3, 64, 112, 7, 1, false, true, true},
                     P{512, 128, 28, 1, 3, false, false, true}, P{2048, 512, 7, 1, 1, false, false, false},
                     P{512, 2048, 7, 1, 1, false, false, false}, P{96, 96, 56, 3, 1, true, false, false},
-                    P{64, 256, 56, 1, 2, false, false, false}}) {
+                    P{64, 256, 56, 1, 2, false, false, false}, P{512, 512, 56, 1, 1, false, false, true},
+                    P{512, 1024, 56, 1, 1, false, false, false}}) {
     nchwc::ConvShape s;
     s.block = 16, s.batch = p.n, s.c_in = p.c_in, s.c_out = p.c_out, s.in_h = s.in_w = p.h, s.k_h = s.k_w = p.k;
     s.pad_t = s.pad_l = p.k / 2, s.out_h = s.out_w = p.h, s.depthwise = p.dw, s.nchw_input = p.nchw;
