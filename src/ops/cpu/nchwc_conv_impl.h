@@ -101,11 +101,13 @@ struct Strides {
   int64_t w_ob, w_ib, w_kh;  // packed weights: next output block / input block / kernel row
   int64_t y_ob;              // next output block (also Z)
   oc::ActivationKind act;
-  float lo, hi;              // Clip bounds
+  float lo, hi;              // Clip bounds; HardSigmoid's alpha and beta
 };
 
-// A dense tile's bias, residual and in-register activation (kRelu, kClip or
-// kNone: others run over the finished row), then the stores. The kind and the
+// A dense tile's bias, residual and in-register activation (kRelu, kClip,
+// kHardSigmoid, kHardSwish or kNone: others run over the finished row), then
+// the stores. (Hard-swish over the finished row cost MobileNetV3's expanding
+// convs and depthwise convs a second pass over their outputs.) The kind and the
 // residual are template arguments: tested per vector, they kept GCC from
 // unrolling this loop, and it spilled all accumulators to the stack and ran
 // them through a rolled loop (a third of the instructions of a tile with 16
@@ -113,7 +115,8 @@ struct Strides {
 template <int C, int FB, int OW, oc::ActivationKind K, bool Z>
 inline void StoreDenseTile(const Strides& r, Vec<C> (&acc)[FB][OW], const float* bias, const float* z, float* y) {
   using V = Vec<C>;
-  [[maybe_unused]] const V lo = r.lo - V{}, hi = r.hi - V{};
+  [[maybe_unused]] const V lo = r.lo - V{}, hi = r.hi - V{}, one = 1.f - V{};
+  [[maybe_unused]] const V sixth = (1.f / 6.f) - V{}, half = 0.5f - V{};
 #pragma GCC unroll 8
   for (int f = 0; f < FB; ++f) {
     const V b = Load<C>(bias + f * C);
@@ -125,6 +128,9 @@ inline void StoreDenseTile(const Strides& r, Vec<C> (&acc)[FB][OW], const float*
       // comparison is false, so a NaN passes through as ApplyActivation lets it.
       if constexpr (K == oc::ActivationKind::kRelu) v = VMax<C>(V{}, v);
       if constexpr (K == oc::ActivationKind::kClip) v = VMin<C>(hi, VMax<C>(lo, v));
+      // ApplyActivation's forms: min(1, max(0, alpha v + beta)), v * min(1, max(0, v / 6 + 1/2)).
+      if constexpr (K == oc::ActivationKind::kHardSigmoid) v = VMin<C>(one, VMax<C>(V{}, lo * v + hi));
+      if constexpr (K == oc::ActivationKind::kHardSwish) v = v * VMin<C>(one, VMax<C>(V{}, v * sixth + half));
       Store<C>(y + f * r.y_ob + j * C, v);
     }
   }
@@ -137,6 +143,10 @@ inline void StoreDenseTileAct(const Strides& r, Vec<C> (&acc)[FB][OW], const flo
       return StoreDenseTile<C, FB, OW, oc::ActivationKind::kRelu, Z>(r, acc, bias, z, y);
     case oc::ActivationKind::kClip:
       return StoreDenseTile<C, FB, OW, oc::ActivationKind::kClip, Z>(r, acc, bias, z, y);
+    case oc::ActivationKind::kHardSigmoid:
+      return StoreDenseTile<C, FB, OW, oc::ActivationKind::kHardSigmoid, Z>(r, acc, bias, z, y);
+    case oc::ActivationKind::kHardSwish:
+      return StoreDenseTile<C, FB, OW, oc::ActivationKind::kHardSwish, Z>(r, acc, bias, z, y);
     default:
       return StoreDenseTile<C, FB, OW, oc::ActivationKind::kNone, Z>(r, acc, bias, z, y);
   }
@@ -348,7 +358,8 @@ void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end)
   int64_t ow_hi = last < 0 ? 0 : std::min<int64_t>(s.out_w, last / s.stride_w + 1);
   if (ow_hi < ow_lo) ow_hi = ow_lo;
   const bool row_act = rg.act != oc::ActivationKind::kNone && rg.act != oc::ActivationKind::kRelu &&
-                       rg.act != oc::ActivationKind::kClip;
+                       rg.act != oc::ActivationKind::kClip && rg.act != oc::ActivationKind::kHardSigmoid &&
+                       rg.act != oc::ActivationKind::kHardSwish;
   const oc::nchwc::ConvUnitGrid grid = oc::nchwc::ConvUnitsOf(s, FB);
   // Input blocks per pass. Partial sums wait in y between passes, so a
   // residual Z that shares y's bytes (never the case in a planned graph) gets

@@ -50,8 +50,15 @@ double Act(ActivationKind k, double v) {
     case ActivationKind::kRelu: return std::max(v, 0.0);
     case ActivationKind::kClip: return std::min(std::max(v, 0.0), 6.0);
     case ActivationKind::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case ActivationKind::kHardSigmoid: return std::min(std::max(0.2 * v + 0.5, 0.0), 1.0);
+    case ActivationKind::kHardSwish: return v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0);
     default: return v;
   }
+}
+
+// The fused activation of a case: Clip to [0, 6], HardSigmoid with alpha 0.2, beta 0.5.
+Activation TestActivation(ActivationKind k) {
+  return k == ActivationKind::kHardSigmoid ? Activation{k, 0.2f, 0.5f} : Activation{k, 0.f, 6.f};
 }
 
 // NCHW output of the conv in double precision.
@@ -135,6 +142,16 @@ std::vector<Case> Cases() {
   // load-once 3-tap tile), residual and Relu.
   add({.c = 20, .h = 9, .w = 31, .m = 20, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .depthwise = true,
        .bias = true, .residual = true, .act = ActivationKind::kRelu});
+  // Hard-swish and hard-sigmoid in the tile epilogue (MobileNetV3): dense 1x1
+  // and 3x3 with a residual, NCHW input, depthwise.
+  add({.c = 40, .h = 7, .w = 14, .m = 72, .kh = 1, .kw = 1, .bias = true, .act = ActivationKind::kHardSwish});
+  add({.c = 36, .h = 8, .w = 9, .m = 24, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .residual = true,
+       .act = ActivationKind::kHardSwish});
+  add({.c = 3, .h = 13, .w = 13, .m = 16, .sh = 2, .sw = 2, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .nchw_input = true,
+       .bias = true, .act = ActivationKind::kHardSwish});
+  add({.c = 48, .h = 10, .w = 20, .m = 48, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .depthwise = true, .bias = true,
+       .act = ActivationKind::kHardSwish});
+  add({.c = 24, .h = 1, .w = 1, .m = 40, .kh = 1, .kw = 1, .bias = true, .act = ActivationKind::kHardSigmoid});
   return cs;
 }
 
@@ -180,7 +197,7 @@ void CheckBuild(const nchwc::ConvKernelChoice& k, const Case& s, int block, int6
   std::vector<float> zb;
   if (s.residual) zb = Block(d.z, s.n, s.m, s.OutH(), s.OutW(), block);
   std::vector<float> yb(s.n * cs.OutBlocks() * s.OutH() * s.OutW() * block, std::nanf(""));
-  Activation act{s.act, 0.f, 6.f};
+  const Activation act = TestActivation(s.act);
   nchwc::ConvArgs a{&cs, xb.data(), packed.data(), bias.data(), s.residual ? zb.data() : nullptr, yb.data(), act};
   // Two uneven halves, as two threads would run them.
   const int64_t units = nchwc::ConvWorkUnits(cs, k.fb);
@@ -347,6 +364,12 @@ TEST(NchwcConvOp, MatchesNaiveConvAtOneAndTwoThreads) {
       if (s.nchw_input) op.node().SetInt("nchw_input", 1);
       if (s.act == ActivationKind::kRelu) op.node().SetString("activation", "Relu");
       if (s.act == ActivationKind::kSigmoid) op.node().SetString("activation", "Sigmoid");
+      if (s.act == ActivationKind::kHardSwish) op.node().SetString("activation", "HardSwish");
+      if (s.act == ActivationKind::kHardSigmoid) {
+        op.node().SetString("activation", "HardSigmoid");
+        op.node().SetFloat("activation_alpha", 0.2f);
+        op.node().SetFloat("activation_beta", 0.5f);
+      }
       if (s.act == ActivationKind::kClip) {
         op.node().SetString("activation", "Clip");
         op.node().SetFloat("activation_alpha", 0.f);
