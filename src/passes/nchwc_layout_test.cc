@@ -199,6 +199,66 @@ TEST(NchwcLayout, SqueezeExcitationGateStaysBlocked) {
   }
 }
 
+// A DenseNet layer: Concat -> BatchNormalization -> Relu -> 1x1 conv -> 3x3
+// conv -> Concat. The BatchNormalization on a blocked value becomes a
+// depthwise 1x1 NchwcConv with the Relu fused (a second one, read also by the
+// graph output, keeps its Relu separate): no reorders inside, and the result
+// is the NCHW graph's at 1 and 2 threads, 24 channels leaving padding lanes
+// at block 16.
+TEST(NchwcLayout, DenseNetBatchNormStaysBlocked) {
+  ScopedEnv off("OPENCANN_NCHWC", "0");
+  auto build = [] {
+    Builder b;
+    Graph& g = *b.g;
+    g.opset_imports[""] = 17;
+    Value* x = Tensor(g, "x", {2, 3, 12, 10});
+    g.inputs = {x};
+    auto bn = [&](Value* v, int64_t c, uint32_t seed) {
+      Value* scale = Const<float>(g, g.UniqueName("scale"), {c}, Pattern(c, 0.5f, 1.5f, seed));
+      Value* beta = Const<float>(g, g.UniqueName("beta"), {c}, Pattern(c, -0.3f, 0.3f, seed + 1));
+      Value* mean = Const<float>(g, g.UniqueName("mean"), {c}, Pattern(c, -0.2f, 0.2f, seed + 2));
+      Value* var = Const<float>(g, g.UniqueName("var"), {c}, Pattern(c, 0.1f, 2.0f, seed + 3));
+      Value* y = b.Op("BatchNormalization", {v, scale, beta, mean, var}, v->shape);
+      y->producer->SetFloat("epsilon", 1e-3f);
+      return y;
+    };
+    Value* c0 = b.Op("Relu", {b.Conv(x, 16, 3, 1, 1, 1, {2, 16, 12, 10})}, {2, 16, 12, 10});
+    Value* l1 = b.Conv(b.Op("Relu", {bn(c0, 16, 10)}, {2, 16, 12, 10}), 24, 1, 1, 0, 1, {2, 24, 12, 10});
+    Value* l2 = b.Conv(l1, 16, 3, 1, 1, 1, {2, 16, 12, 10});
+    Value* cat = b.Op("Concat", {c0, l2}, {2, 32, 12, 10});
+    cat->producer->SetInt("axis", 1);
+    Value* bn2 = bn(cat, 32, 20);
+    Value* r2 = b.Op("Relu", {bn2}, {2, 32, 12, 10});
+    g.outputs = {b.Conv(r2, 8, 1, 1, 0, 1, {2, 8, 12, 10}), bn2};
+    return b.g;
+  };
+  auto plain = build();
+  ASSERT_TRUE(RunPipeline(*plain, CompileOptions{}).ok());
+  const auto input = Pattern(2 * 3 * 12 * 10, -1, 1, 9);
+  const auto want = RunAll(plain, input, 1);
+  for (int block : {8, 16}) {
+    auto g = build();
+    ASSERT_TRUE(RewriteToNchwc(*g, block).ok());
+    auto ops = CountOps(*g);
+    EXPECT_EQ(ops["com.opencann::NchwcConv"], 6) << g->Dump();  // 4 convs + 2 BatchNormalizations
+    EXPECT_EQ(ops["BatchNormalization"], 0) << g->Dump();
+    // The stem conv's (fuse-bias-activation's job, not run here) and the one
+    // after the BN whose output is also a graph output.
+    EXPECT_EQ(ops["Relu"], 2) << g->Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 2) << g->Dump();  // the two graph outputs
+    ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
+    for (int threads : {1, 2}) {
+      const auto got = RunAll(g, input, threads);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < got.size(); ++o)
+        for (size_t i = 0; i < got[o].size(); ++i)
+          ASSERT_NEAR(got[o][i], want[o][i], 1e-4f * (1 + std::fabs(want[o][i])))
+              << "block " << block << " threads " << threads << " output " << o << " at " << i;
+    }
+  }
+}
+
 TEST(NchwcLayout, LeavesLoneConvAndGroupedConvAlone) {
   Builder b;
   Graph& g = *b.g;
