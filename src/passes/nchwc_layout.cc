@@ -3,7 +3,8 @@
 // depthwise, always joins (its input is reordered when it comes from outside a
 // region, or read as NCHW when it has at most kMaxNchwInputChannels channels:
 // the stem conv); the layout-agnostic ops join when one of their inputs is
-// already blocked. A joined node writes a new 5-D value; the original NCHW
+// already blocked; an inference BatchNormalization of a blocked value becomes
+// a depthwise 1x1 NchwcConv (with the Relu after it, if that alone reads it). A joined node writes a new 5-D value; the original NCHW
 // value is then produced by a ReorderFromNchwc only if something outside the
 // region (or the graph's outputs) still reads it.
 //
@@ -57,7 +58,8 @@ class Rewriter {
     }
     if (convs < min_convs) return Status::Ok();
     for (Node* n : order)
-      if (!removed_.count(n)) OC_RETURN_IF_ERROR(Visit(*n));
+      if (!fused_.count(n)) OC_RETURN_IF_ERROR(Visit(*n));
+    for (const Node* n : fused_) g_.RemoveNode(const_cast<Node*>(n));
     if (blocked_.empty()) return Status::Ok();
     // Region borders: NCHW readers of a blocked value get it back through a reorder.
     std::unordered_set<const Value*> read_outside;
@@ -212,8 +214,9 @@ class Rewriter {
       n.outputs[0] = relu->outputs[0];
       relu->outputs[0]->producer = &n;
       dead->producer = nullptr;
-      removed_.insert(relu);
-      g_.RemoveNode(relu);
+      relu->outputs[0] = nullptr;
+      relu->inputs.clear();
+      fused_.insert(relu);  // removed after the walk
     }
     TakeOutput(n);
     return Status::Ok();
@@ -290,7 +293,7 @@ class Rewriter {
   int block_;
   std::unordered_map<const Value*, Value*> blocked_;    // NCHW value -> its blocked form
   std::unordered_map<const Value*, Value*> reordered_;  // outside value -> its reorder
-  std::unordered_set<const Node*> removed_;             // fused away during the walk (not to visit)
+  std::unordered_set<const Node*> fused_;               // fused away: not visited, removed after the walk
 };
 
 }  // namespace

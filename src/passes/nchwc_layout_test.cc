@@ -203,8 +203,7 @@ TEST(NchwcLayout, SqueezeExcitationGateStaysBlocked) {
 // conv -> Concat. The BatchNormalization on a blocked value becomes a
 // depthwise 1x1 NchwcConv with the Relu fused (a second one, read also by the
 // graph output, keeps its Relu separate): no reorders inside, and the result
-// is the NCHW graph's at 1 and 2 threads, 24 channels leaving padding lanes
-// at block 16.
+// is the NCHW graph's at 1 and 2 threads.
 TEST(NchwcLayout, DenseNetBatchNormStaysBlocked) {
   ScopedEnv off("OPENCANN_NCHWC", "0");
   auto build = [] {
@@ -247,6 +246,57 @@ TEST(NchwcLayout, DenseNetBatchNormStaysBlocked) {
     EXPECT_EQ(ops["Relu"], 2) << g->Dump();
     EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
     EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 2) << g->Dump();  // the two graph outputs
+    ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
+    for (int threads : {1, 2}) {
+      const auto got = RunAll(g, input, threads);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < got.size(); ++o)
+        for (size_t i = 0; i < got[o].size(); ++i)
+          ASSERT_NEAR(got[o][i], want[o][i], 1e-4f * (1 + std::fabs(want[o][i])))
+              << "block " << block << " threads " << threads << " output " << o << " at " << i;
+    }
+  }
+}
+
+// The BatchNormalization rewrite's edges, batch 1: a BN of an NCHW value (the
+// graph input) stays BatchNormalization; a BN of a 24-channel blocked value
+// (padding lanes at block 16) fuses its Relu; a BN read by a Relu and a conv
+// keeps the Relu separate (blocked). Results as the NCHW graph's.
+TEST(NchwcLayout, BatchNormEdgesStayCorrect) {
+  ScopedEnv off("OPENCANN_NCHWC", "0");
+  auto build = [] {
+    Builder b;
+    Graph& g = *b.g;
+    g.opset_imports[""] = 17;
+    Value* x = Tensor(g, "x", {1, 3, 9, 11});
+    g.inputs = {x};
+    auto bn = [&](Value* v, uint32_t seed) {
+      const int64_t c = v->shape[1];
+      Value* scale = Const<float>(g, g.UniqueName("scale"), {c}, Pattern(c, -1.5f, 1.5f, seed));
+      Value* beta = Const<float>(g, g.UniqueName("beta"), {c}, Pattern(c, -0.3f, 0.3f, seed + 1));
+      Value* mean = Const<float>(g, g.UniqueName("mean"), {c}, Pattern(c, -0.2f, 0.2f, seed + 2));
+      Value* var = Const<float>(g, g.UniqueName("var"), {c}, Pattern(c, 0.1f, 2.0f, seed + 3));
+      return b.Op("BatchNormalization", {v, scale, beta, mean, var}, v->shape);
+    };
+    Value* a = b.Conv(bn(x, 30), 24, 3, 1, 1, 1, {1, 24, 9, 11});
+    Value* r1 = b.Op("Relu", {bn(a, 40)}, {1, 24, 9, 11});
+    Value* t = bn(b.Conv(r1, 16, 1, 1, 0, 1, {1, 16, 9, 11}), 50);
+    Value* r2 = b.Op("Relu", {t}, {1, 16, 9, 11});
+    g.outputs = {b.Conv(t, 16, 1, 1, 0, 1, {1, 16, 9, 11}), b.Conv(r2, 8, 1, 1, 0, 1, {1, 8, 9, 11})};
+    return b.g;
+  };
+  auto plain = build();
+  ASSERT_TRUE(RunPipeline(*plain, CompileOptions{}).ok());
+  const auto input = Pattern(3 * 9 * 11, -1, 1, 5);
+  const auto want = RunAll(plain, input, 1);
+  for (int block : {8, 16}) {
+    auto g = build();
+    ASSERT_TRUE(RewriteToNchwc(*g, block).ok());
+    auto ops = CountOps(*g);
+    EXPECT_EQ(ops["com.opencann::NchwcConv"], 6) << g->Dump();  // 4 convs + 2 BatchNormalizations
+    EXPECT_EQ(ops["BatchNormalization"], 1) << g->Dump();       // the graph input's
+    EXPECT_EQ(ops["Relu"], 1) << g->Dump();                     // beside a conv reading the same BN
+    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
     ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
     for (int threads : {1, 2}) {
       const auto got = RunAll(g, input, threads);

@@ -128,9 +128,12 @@ inline void StoreDenseTile(const Strides& r, Vec<C> (&acc)[FB][OW], const float*
       // comparison is false, so a NaN passes through as ApplyActivation lets it.
       if constexpr (K == oc::ActivationKind::kRelu) v = VMax<C>(V{}, v);
       if constexpr (K == oc::ActivationKind::kClip) v = VMin<C>(hi, VMax<C>(lo, v));
-      // ApplyActivation's forms: min(1, max(0, alpha v + beta)), v * min(1, max(0, v / 6 + 1/2)).
-      if constexpr (K == oc::ActivationKind::kHardSigmoid) v = VMin<C>(one, VMax<C>(V{}, lo * v + hi));
-      if constexpr (K == oc::ActivationKind::kHardSwish) v = v * VMin<C>(one, VMax<C>(V{}, v * sixth + half));
+      // ApplyActivation's std::min(1, std::max(0, t)) for t = alpha v + beta
+      // and t = v / 6 + 1/2: the bound second, so that a NaN t gives 0 as
+      // std::max(0, NaN) does (HardSwish: v * 0, NaN for a NaN v). The AVX2 and
+      // AVX-512 builds contract t into one FMA: up to an ulp from the row form.
+      if constexpr (K == oc::ActivationKind::kHardSigmoid) v = VMin<C>(VMax<C>(lo * v + hi, V{}), one);
+      if constexpr (K == oc::ActivationKind::kHardSwish) v = v * VMin<C>(VMax<C>(v * sixth + half, V{}), one);
       Store<C>(y + f * r.y_ob + j * C, v);
     }
   }

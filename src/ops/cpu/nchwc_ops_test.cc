@@ -50,15 +50,16 @@ double Act(ActivationKind k, double v) {
     case ActivationKind::kRelu: return std::max(v, 0.0);
     case ActivationKind::kClip: return std::min(std::max(v, 0.0), 6.0);
     case ActivationKind::kSigmoid: return 1.0 / (1.0 + std::exp(-v));
-    case ActivationKind::kHardSigmoid: return std::min(std::max(0.2 * v + 0.5, 0.0), 1.0);
+    case ActivationKind::kHardSigmoid: return std::min(std::max(0.3 * v + 0.4, 0.0), 1.0);
     case ActivationKind::kHardSwish: return v * std::min(std::max(v / 6 + 0.5, 0.0), 1.0);
     default: return v;
   }
 }
 
-// The fused activation of a case: Clip to [0, 6], HardSigmoid with alpha 0.2, beta 0.5.
+// The fused activation of a case: Clip to [0, 6]; HardSigmoid with alpha 0.3,
+// beta 0.4 (not the defaults, so that the op test sees them read).
 Activation TestActivation(ActivationKind k) {
-  return k == ActivationKind::kHardSigmoid ? Activation{k, 0.2f, 0.5f} : Activation{k, 0.f, 6.f};
+  return k == ActivationKind::kHardSigmoid ? Activation{k, 0.3f, 0.4f} : Activation{k, 0.f, 6.f};
 }
 
 // NCHW output of the conv in double precision.
@@ -152,6 +153,8 @@ std::vector<Case> Cases() {
   add({.c = 48, .h = 10, .w = 20, .m = 48, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .depthwise = true, .bias = true,
        .act = ActivationKind::kHardSwish});
   add({.c = 24, .h = 1, .w = 1, .m = 40, .kh = 1, .kw = 1, .bias = true, .act = ActivationKind::kHardSigmoid});
+  add({.c = 40, .h = 9, .w = 13, .m = 24, .pt = 1, .pl = 1, .pb = 1, .pr = 1, .bias = true, .residual = true,
+       .act = ActivationKind::kHardSigmoid});
   return cs;
 }
 
@@ -367,8 +370,8 @@ TEST(NchwcConvOp, MatchesNaiveConvAtOneAndTwoThreads) {
       if (s.act == ActivationKind::kHardSwish) op.node().SetString("activation", "HardSwish");
       if (s.act == ActivationKind::kHardSigmoid) {
         op.node().SetString("activation", "HardSigmoid");
-        op.node().SetFloat("activation_alpha", 0.2f);
-        op.node().SetFloat("activation_beta", 0.5f);
+        op.node().SetFloat("activation_alpha", 0.3f);
+        op.node().SetFloat("activation_beta", 0.4f);
       }
       if (s.act == ActivationKind::kClip) {
         op.node().SetString("activation", "Clip");
@@ -441,6 +444,43 @@ TEST(NchwcConvOp, FusedReluAndClipPassNaN) {
     for (int64_t k = 0; k < c; ++k) {
       EXPECT_TRUE(std::isnan((*y)[5 * c + k])) << act << " channel " << k;
       EXPECT_FLOAT_EQ((*y)[0 * c + k], std::min(6.f, 0.5f * 0.25f * c)) << act << " channel " << k;
+    }
+  }
+}
+
+// HardSigmoid and HardSwish in the tile give ApplyActivation's results for a
+// NaN pre-activation (HardSigmoid: std::max(0, NaN) = 0; HardSwish: NaN * 0),
+// and +-Inf, as the row form and the Winograd path of the same op do.
+TEST(NchwcConvOp, FusedHardActivationsMatchApplyActivationOnNaNAndInf) {
+  ThreadPool one(1);
+  const int64_t c = 16, h = 3, w = 4;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const char* act : {"HardSigmoid", "HardSwish"}) {
+    std::vector<float> x(c * h * w, 0.5f);
+    x[5 * c + 3] = std::numeric_limits<float>::quiet_NaN();  // pixel 5: NaN in every output channel
+    x[6 * c + 2] = inf;                                        // pixel 6: +Inf
+    x[7 * c + 2] = -inf;                                       // pixel 7: -Inf
+    OpCase op("NchwcConv", 1, kOpenCannDomain);
+    op.node().SetInt("block", 16);
+    op.node().SetString("activation", act);
+    Activation a{ActivationKind::kHardSwish, 0.f, 0.f};
+    if (std::string(act) == "HardSigmoid") {
+      op.node().SetFloat("activation_alpha", 0.3f);
+      op.node().SetFloat("activation_beta", 0.4f);
+      a = Activation{ActivationKind::kHardSigmoid, 0.3f, 0.4f};
+    }
+    op.In({1, 1, h, w, c}, x, false).In({c, c, 1, 1}, std::vector<float>(c * c, 0.25f), true);
+    auto y = op.Run(&one, {});
+    ASSERT_TRUE(y.ok()) << y.status().ToString();
+    for (int64_t p : {0, 5, 6, 7}) {
+      // The pre-activation of pixel p in every channel, through ApplyActivation.
+      float pre = p == 5 ? std::numeric_limits<float>::quiet_NaN() : p == 6 ? inf : p == 7 ? -inf : 0.5f * 0.25f * c;
+      ApplyActivation(a, &pre, 1);
+      for (int64_t k = 0; k < c; ++k) {
+        const float got = (*y)[p * c + k];
+        if (std::isnan(pre)) EXPECT_TRUE(std::isnan(got)) << act << " pixel " << p << " channel " << k;
+        else EXPECT_FLOAT_EQ(got, pre) << act << " pixel " << p << " channel " << k;
+      }
     }
   }
 }
