@@ -48,6 +48,17 @@ struct Builder {
     g->AddNode(op, g->UniqueName(op), std::move(in), {y});
     return y;
   }
+  // Inference BatchNormalization of v with scales in [scale_lo, 1.5] (negative ones too when scale_lo < 0).
+  Value* BatchNorm(Value* v, float scale_lo) {
+    const int64_t c = v->shape[1];
+    Value* scale = Const<float>(*g, g->UniqueName("scale"), {c}, Pattern(c, scale_lo, 1.5f, seed++));
+    Value* beta = Const<float>(*g, g->UniqueName("beta"), {c}, Pattern(c, -0.3f, 0.3f, seed++));
+    Value* mean = Const<float>(*g, g->UniqueName("mean"), {c}, Pattern(c, -0.2f, 0.2f, seed++));
+    Value* var = Const<float>(*g, g->UniqueName("var"), {c}, Pattern(c, 0.1f, 2.0f, seed++));
+    Value* y = Op("BatchNormalization", {v, scale, beta, mean, var}, v->shape);
+    y->producer->SetFloat("epsilon", 1e-3f);
+    return y;
+  }
 };
 
 std::shared_ptr<Graph> MiniNet() {
@@ -100,6 +111,19 @@ std::vector<std::vector<float>> RunAll(std::shared_ptr<Graph> g, const std::vect
   Status st = (*exe)->Run(**ctx, in, ptrs, pool);
   EXPECT_TRUE(st.ok()) << st.ToString();
   return outs;
+}
+
+// The rewritten graph g (pipeline already run) gives `want` at 1 and 2 threads.
+void ExpectSameOutputs(std::shared_ptr<Graph> g, const std::vector<float>& input,
+                       const std::vector<std::vector<float>>& want, int block) {
+  for (int threads : {1, 2}) {
+    const auto got = RunAll(g, input, threads);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < got.size(); ++o)
+      for (size_t i = 0; i < got[o].size(); ++i)
+        ASSERT_NEAR(got[o][i], want[o][i], 1e-4f * (1 + std::fabs(want[o][i])))
+            << "block " << block << " threads " << threads << " output " << o << " at " << i;
+  }
 }
 
 TEST(NchwcLayout, RewritesRegionWithReordersOnlyAtBorders) {
@@ -212,21 +236,12 @@ TEST(NchwcLayout, DenseNetBatchNormStaysBlocked) {
     g.opset_imports[""] = 17;
     Value* x = Tensor(g, "x", {2, 3, 12, 10});
     g.inputs = {x};
-    auto bn = [&](Value* v, int64_t c, uint32_t seed) {
-      Value* scale = Const<float>(g, g.UniqueName("scale"), {c}, Pattern(c, 0.5f, 1.5f, seed));
-      Value* beta = Const<float>(g, g.UniqueName("beta"), {c}, Pattern(c, -0.3f, 0.3f, seed + 1));
-      Value* mean = Const<float>(g, g.UniqueName("mean"), {c}, Pattern(c, -0.2f, 0.2f, seed + 2));
-      Value* var = Const<float>(g, g.UniqueName("var"), {c}, Pattern(c, 0.1f, 2.0f, seed + 3));
-      Value* y = b.Op("BatchNormalization", {v, scale, beta, mean, var}, v->shape);
-      y->producer->SetFloat("epsilon", 1e-3f);
-      return y;
-    };
     Value* c0 = b.Op("Relu", {b.Conv(x, 16, 3, 1, 1, 1, {2, 16, 12, 10})}, {2, 16, 12, 10});
-    Value* l1 = b.Conv(b.Op("Relu", {bn(c0, 16, 10)}, {2, 16, 12, 10}), 24, 1, 1, 0, 1, {2, 24, 12, 10});
+    Value* l1 = b.Conv(b.Op("Relu", {b.BatchNorm(c0, 0.5f)}, {2, 16, 12, 10}), 24, 1, 1, 0, 1, {2, 24, 12, 10});
     Value* l2 = b.Conv(l1, 16, 3, 1, 1, 1, {2, 16, 12, 10});
     Value* cat = b.Op("Concat", {c0, l2}, {2, 32, 12, 10});
     cat->producer->SetInt("axis", 1);
-    Value* bn2 = bn(cat, 32, 20);
+    Value* bn2 = b.BatchNorm(cat, 0.5f);
     Value* r2 = b.Op("Relu", {bn2}, {2, 32, 12, 10});
     g.outputs = {b.Conv(r2, 8, 1, 1, 0, 1, {2, 8, 12, 10}), bn2};
     return b.g;
@@ -247,14 +262,7 @@ TEST(NchwcLayout, DenseNetBatchNormStaysBlocked) {
     EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
     EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 2) << g->Dump();  // the two graph outputs
     ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
-    for (int threads : {1, 2}) {
-      const auto got = RunAll(g, input, threads);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t o = 0; o < got.size(); ++o)
-        for (size_t i = 0; i < got[o].size(); ++i)
-          ASSERT_NEAR(got[o][i], want[o][i], 1e-4f * (1 + std::fabs(want[o][i])))
-              << "block " << block << " threads " << threads << " output " << o << " at " << i;
-    }
+    ExpectSameOutputs(g, input, want, block);
   }
 }
 
@@ -270,17 +278,9 @@ TEST(NchwcLayout, BatchNormEdgesStayCorrect) {
     g.opset_imports[""] = 17;
     Value* x = Tensor(g, "x", {1, 3, 9, 11});
     g.inputs = {x};
-    auto bn = [&](Value* v, uint32_t seed) {
-      const int64_t c = v->shape[1];
-      Value* scale = Const<float>(g, g.UniqueName("scale"), {c}, Pattern(c, -1.5f, 1.5f, seed));
-      Value* beta = Const<float>(g, g.UniqueName("beta"), {c}, Pattern(c, -0.3f, 0.3f, seed + 1));
-      Value* mean = Const<float>(g, g.UniqueName("mean"), {c}, Pattern(c, -0.2f, 0.2f, seed + 2));
-      Value* var = Const<float>(g, g.UniqueName("var"), {c}, Pattern(c, 0.1f, 2.0f, seed + 3));
-      return b.Op("BatchNormalization", {v, scale, beta, mean, var}, v->shape);
-    };
-    Value* a = b.Conv(bn(x, 30), 24, 3, 1, 1, 1, {1, 24, 9, 11});
-    Value* r1 = b.Op("Relu", {bn(a, 40)}, {1, 24, 9, 11});
-    Value* t = bn(b.Conv(r1, 16, 1, 1, 0, 1, {1, 16, 9, 11}), 50);
+    Value* a = b.Conv(b.BatchNorm(x, -1.5f), 24, 3, 1, 1, 1, {1, 24, 9, 11});
+    Value* r1 = b.Op("Relu", {b.BatchNorm(a, -1.5f)}, {1, 24, 9, 11});
+    Value* t = b.BatchNorm(b.Conv(r1, 16, 1, 1, 0, 1, {1, 16, 9, 11}), -1.5f);
     Value* r2 = b.Op("Relu", {t}, {1, 16, 9, 11});
     g.outputs = {b.Conv(t, 16, 1, 1, 0, 1, {1, 16, 9, 11}), b.Conv(r2, 8, 1, 1, 0, 1, {1, 8, 9, 11})};
     return b.g;
@@ -298,14 +298,7 @@ TEST(NchwcLayout, BatchNormEdgesStayCorrect) {
     EXPECT_EQ(ops["Relu"], 1) << g->Dump();                     // beside a conv reading the same BN
     EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
     ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
-    for (int threads : {1, 2}) {
-      const auto got = RunAll(g, input, threads);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t o = 0; o < got.size(); ++o)
-        for (size_t i = 0; i < got[o].size(); ++i)
-          ASSERT_NEAR(got[o][i], want[o][i], 1e-4f * (1 + std::fabs(want[o][i])))
-              << "block " << block << " threads " << threads << " output " << o << " at " << i;
-    }
+    ExpectSameOutputs(g, input, want, block);
   }
 }
 
