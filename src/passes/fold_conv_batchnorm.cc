@@ -17,12 +17,6 @@
 namespace oc {
 namespace {
 
-const float* ConstF32(const Value* v, int64_t count) {
-  if (!v || !v->constant || v->dtype != DataType::kFloat32 || !v->IsStatic()) return nullptr;
-  if (v->NumElements() != count) return nullptr;
-  return v->constant->as<float>();
-}
-
 bool TrainingMode(const Node& bn) {
   if (bn.GetInt("training_mode", 0) != 0) return true;
   // Outputs past the first (running mean/var) exist only in training graphs.
@@ -51,7 +45,7 @@ std::optional<FoldableConv> Foldable(Graph& graph, Node& conv) {
   f.m = f.w->shape[0];
   if (f.m <= 0) return std::nullopt;
   if (Value* bv = conv.input(2)) {
-    f.b = ConstF32(bv, f.m);
+    f.b = ConstantFloats(bv, f.m);
     if (!f.b) return std::nullopt;
   }
   return f;
@@ -77,10 +71,10 @@ bool TryFold(Graph& graph, Node& conv, Node& bn) {
   Value* w = f->w;
   const int64_t m = f->m;
   const float* b = f->b;
-  const float* scale = ConstF32(bn.input(1), m);
-  const float* beta = ConstF32(bn.input(2), m);
-  const float* mean = ConstF32(bn.input(3), m);
-  const float* var = ConstF32(bn.input(4), m);
+  const float* scale = ConstantFloats(bn.input(1), m);
+  const float* beta = ConstantFloats(bn.input(2), m);
+  const float* mean = ConstantFloats(bn.input(3), m);
+  const float* var = ConstantFloats(bn.input(4), m);
   if (!scale || !beta || !mean || !var) return false;
   const float eps = bn.GetFloat("epsilon", 1e-5f);
 

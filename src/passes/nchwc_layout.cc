@@ -158,12 +158,6 @@ class Rewriter {
     return Status::Ok();
   }
 
-  static const float* ConstF32(const Value* v, int64_t count) {
-    if (!v || !v->constant || v->dtype != DataType::kFloat32 || !v->IsStatic() || v->NumElements() != count)
-      return nullptr;
-    return v->constant->as<float>();
-  }
-
   // Inference BatchNormalization of a blocked value (one that no conv before it
   // absorbed: DenseNet's and pre-activation ResNets' BN -> Relu -> Conv) is a
   // per-channel affine map y = s x + t, s = scale / sqrt(var + eps),
@@ -178,10 +172,10 @@ class Rewriter {
     }
     if (n.GetInt("training_mode", 0) != 0) return Status::Ok();
     const int64_t c = x->shape[1];
-    const float* scale = ConstF32(n.input(1), c);
-    const float* beta = ConstF32(n.input(2), c);
-    const float* mean = ConstF32(n.input(3), c);
-    const float* var = ConstF32(n.input(4), c);
+    const float* scale = ConstantFloats(n.input(1), c);
+    const float* beta = ConstantFloats(n.input(2), c);
+    const float* mean = ConstantFloats(n.input(3), c);
+    const float* var = ConstantFloats(n.input(4), c);
     if (c <= 0 || !scale || !beta || !mean || !var) return Status::Ok();
     const double eps = n.GetFloat("epsilon", 1e-5f);
     TensorData w = TensorData::Allocate(static_cast<size_t>(c) * sizeof(float));

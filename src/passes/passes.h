@@ -42,6 +42,10 @@ bool AllInputsConstant(const Node& node);
 // Number of node inputs that read `v` (a node reading it twice counts twice).
 int CountUses(const Graph& graph, const Value* v);
 
+// The data of `v` when it is a static float32 constant of exactly `count`
+// elements (a per-channel parameter), else nullptr.
+const float* ConstantFloats(const Value* v, int64_t count);
+
 // Stats of the last memory plan, for reports and tests: the arena each strategy
 // produced ("in-order best-fit" and "largest-first best-fit").
 struct MemoryPlanStats {

@@ -63,6 +63,12 @@ int CountUses(const Graph& graph, const Value* v) {
   return uses;
 }
 
+const float* ConstantFloats(const Value* v, int64_t count) {
+  if (!v || !v->constant || v->dtype != DataType::kFloat32 || !v->IsStatic() || v->NumElements() != count)
+    return nullptr;
+  return v->constant->as<float>();
+}
+
 Status EvaluateIntoConstants(Node& node) {
   auto results = EvaluateNode(node);
   if (!results.ok())

@@ -121,6 +121,7 @@ WinogradConv::WinogradConv(const ConvGeometry& g, const float* w, std::span<cons
   chunk_ = chunk_ / uk.mr * uk.mr;  // whole MR-row panels, except in the last batch
   chunk_ = std::min(chunk_, tiles);
   plan_ = gemm::SgemmPlan(uk, chunk_, cout, cin, 1);
+  vm_area_floats_ = VmAreaFloats();
   std::vector<float> u;
   if (w && !gemm::ParsePacked(prepacked, uk, gemm::PackedSide::kB, cout, cin, 36)) {
     // u[xi][co][ci]: 36 matrices Cout x Cin, packed as B = U^T (stored N x K).
@@ -166,7 +167,7 @@ int64_t WinogradConv::VmAreaFloats() const {
 }
 
 size_t WinogradConv::ScratchBytes() const {
-  return static_cast<size_t>(VmAreaFloats()) * sizeof(float) + plan_.ScratchBytes() * max_threads_;
+  return static_cast<size_t>(vm_area_floats_) * sizeof(float) + plan_.ScratchBytes() * max_threads_;
 }
 
 void WinogradConv::RunLayout(int block, const float* x, const float* bias, const float* z, float* y,
@@ -177,7 +178,7 @@ void WinogradConv::RunLayout(int block, const float* x, const float* bias, const
   const int64_t ph = g_.pad_begin[1], pw = g_.pad_begin[2];
   const int64_t per_image = tiles_h_ * tiles_w_, tiles = g_.batch * per_image;
   const int64_t threads = std::min<int64_t>(pool->num_threads(), max_threads_);
-  auto* gemm_scratch = reinterpret_cast<uint8_t*>(static_cast<float*>(scratch) + VmAreaFloats());
+  auto* gemm_scratch = reinterpret_cast<uint8_t*>(static_cast<float*>(scratch) + vm_area_floats_);
   // The 36 GEMMs of the tiles [t0, t0 + nt) of V into M, on one thread.
   auto gemm_range = [&](const float* v, float* m, int64_t nt, int64_t k0, int64_t k1, void* buf) {
     for (int64_t k = k0; k < k1; ++k) {

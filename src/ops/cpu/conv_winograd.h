@@ -68,6 +68,7 @@ class WinogradConv {
 
   ConvGeometry g_;
   int64_t tiles_h_ = 0, tiles_w_ = 0, chunk_ = 0;  // tiles per GEMM batch
+  int64_t vm_area_floats_ = 0;                     // VmAreaFloats(), fixed at construction
   int max_threads_ = 1;
   // Single-threaded: each thread runs whole GEMMs with its own packing
   // buffers (one fork/join for all of them, not 36).
