@@ -165,7 +165,7 @@ constexpr int kFirstChunk = 1, kLastChunk = 2, kOnlyChunk = kFirstChunk | kLastC
 // Not inlined: inlined into ConvUnits (one large function with every tile
 // variant), GCC kept some variants' accumulators on the stack.
 // pf: weights to pull into L2 for a later pass, one cache line per channel
-// step (see ConvUnits); a tile without a later pass passes its own weights.
+// step (see Prefetch), or null.
 template <int C, int FB, int OW, bool BLK, int M>
 __attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
                       const float* bias, const float* z, float* y, const float* pf) {
@@ -183,16 +183,22 @@ __attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const
         const float* xp = xk + kw * r.x_kw;
         const float* wp = wk + kw * w_kw;
         if constexpr (BLK) {
-#pragma GCC unroll 4
-          for (int i = 0; i < C; ++i) {
-            __builtin_prefetch(pf, 0, 2);
-            pf += C;
+          auto step = [&](int i) __attribute__((always_inline)) {
             V wv[FB];
             for (int f = 0; f < FB; ++f) wv[f] = Load<C>(wp + f * r.w_ob + i * C);
             for (int j = 0; j < OW; ++j) {
               const V s = Broadcast<C, FB>(xp + j * r.x_ow + i);
               for (int f = 0; f < FB; ++f) acc[f][j] += wv[f] * s;
             }
+          };
+          if (pf) {
+            for (int i = 0; i < C; ++i) {
+              __builtin_prefetch(pf, 0, 2);
+              pf += C;
+              step(i);
+            }
+          } else {
+            for (int i = 0; i < C; ++i) step(i);
           }
         } else {
           // NCHW input (the stem): RGB's 3 channels unrolled; a run-time
@@ -300,22 +306,26 @@ inline void RemainderTile(int64_t count, const Strides& r, const float* x, const
 
 // The weights a unit's next pass reads (the next input-block chunk, or the
 // next unit's first chunk when that is another group), pulled into L2 while
-// this pass runs: tile t of the pass prefetches output block t % blocks, one
-// line per channel step, so the first `blocks` tiles cover the chunk. Without
-// it each pass's first tiles waited for weights coming from L3: MobileNetV2's
-// 960 -> 160 1x1 conv on 7x7 ran at 104 GFLOP/s in the model against 141 with
-// its weights warm (ResNet-50 4-5% faster with it, batch 1 and 8, 1 and 2
-// threads; docs/benchmarks.md).
+// this pass runs: the pass's last 2 * blocks tiles prefetch, tile t output
+// block t % blocks, one line per channel step (so `blocks` tiles cover the
+// chunk). Without it each pass's first tiles waited for weights coming from
+// L3: MobileNetV2's 960 -> 160 1x1 conv on 7x7 ran at 104 GFLOP/s in the model
+// against 141 with its weights warm (ResNet-50 4-5% faster with it, batch 1
+// and 8, 1 and 2 threads; docs/benchmarks.md). Only the last tiles: a
+// prefetch per channel step in every tile cost 4-10% of the tile's speed on
+// warm weights, and lines fetched at the start of a long pass (a 56 x 56 map)
+// were evicted again by its input before the next pass.
 struct Prefetch {
   const float* next = nullptr;  // chunk start of output block 0; null: nothing to fetch
   int64_t stride = 0;           // floats between output blocks
   int64_t blocks = 0;
+  int64_t start = 0;            // the first tile that prefetches
   int64_t tile = 0;
-  // Where a tile prefetches from; a tile with nothing to fetch re-touches
-  // its own weights (in L1: cheaper than a branch per channel step).
-  const float* Next(const float* own) {
-    if (!next) return own;
-    return next + (tile++ % blocks) * stride;
+  // Where tile number `tile` prefetches from, or null: not before `start`.
+  const float* Next() {
+    const int64_t t = tile++;
+    if (!next || t < start) return nullptr;
+    return next + ((t - start) % blocks) * stride;
   }
 };
 
@@ -342,7 +352,7 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
       if constexpr (DW)
         DepthwiseTile<C, 1>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C);
       else
-        DenseTile<C, FB, 1, BLK, M>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C, pf.Next(wrow));
+        DenseTile<C, FB, 1, BLK, M>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C, pf.Next());
       ++ow;
       continue;
     }
@@ -363,11 +373,11 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
           DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
         }
       } else {
-        DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C, pf.Next(wrow));
+        DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C, pf.Next());
       }
     } else {
       RemainderTile<C, FB, OWMAX, DW, BLK, M>(count, r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C,
-                                             DW ? nullptr : pf.Next(wrow));
+                                             DW ? nullptr : pf.Next());
     }
     ow += count;
   }
@@ -414,6 +424,8 @@ void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end)
           const int64_t g1 = grid.At(u + 1).g;
           if (g1 != g || kc < rg.n_ib) pf = {a.w + g1 * FB * rg.w_ob, rg.w_ob, std::min<int64_t>(FB, ob_total - g1 * FB)};
         }
+        const int64_t tiles = (oh_end - oh_begin) * ((ow_end - ow_begin + OWMAX - 1) / OWMAX);
+        pf.start = std::max<int64_t>(0, tiles - 2 * pf.blocks);
       }
       for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
         const int64_t ih0 = oh * s.stride_h - s.pad_t;
