@@ -164,11 +164,16 @@ constexpr int kFirstChunk = 1, kLastChunk = 2, kOnlyChunk = kFirstChunk | kLastC
 // pixel's first valid kw); w: packed weights at (first output block, ib 0, kh0, kw0).
 // Not inlined: inlined into ConvUnits (one large function with every tile
 // variant), GCC kept some variants' accumulators on the stack.
-// pf: weights to pull into L2 for a later pass, one cache line per channel
-// step (see Prefetch), or null.
+// pf: weights to pull into L2 for a later pass (see Prefetch): the next
+// pf.steps * C floats from pf.at, C per channel step, one prefetch per 64-byte
+// line; pf.at null: none.
+struct PrefetchRange {
+  const float* at = nullptr;
+  int64_t steps = 0;
+};
 template <int C, int FB, int OW, bool BLK, int M>
 __attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const float* w, int64_t nkh, int64_t nkw,
-                      const float* bias, const float* z, float* y, const float* pf) {
+                      const float* bias, const float* z, float* y, PrefetchRange pf) {
   using V = Vec<C>;
   V acc[FB][OW];
   for (int f = 0; f < FB; ++f)
@@ -191,15 +196,16 @@ __attribute__((noinline)) void DenseTile(const Strides& r, const float* x, const
               for (int f = 0; f < FB; ++f) acc[f][j] += wv[f] * s;
             }
           };
-          if (pf) {
-            for (int i = 0; i < C; ++i) {
-              __builtin_prefetch(pf, 0, 2);
-              pf += C;
-              step(i);
-            }
-          } else {
-            for (int i = 0; i < C; ++i) step(i);
+          // The first n steps also prefetch (one line per 64 bytes), the rest do not.
+          const int n = pf.steps < C ? static_cast<int>(pf.steps) : C;
+          int i = 0;
+          for (; i < n; ++i) {
+            if (C * 4 >= 64 || i % (64 / (C * 4)) == 0) __builtin_prefetch(pf.at + i * C, 0, 2);
+            step(i);
           }
+          for (; i < C; ++i) step(i);
+          pf.at += n * C;
+          pf.steps -= n;
         } else {
           // NCHW input (the stem): RGB's 3 channels unrolled; a run-time
           // 3-step loop per tap cost the stem more than its FMAs.
@@ -293,7 +299,7 @@ inline void DepthwiseTile3(const Strides& r, const float* x, const float* w, int
 // One tile of `count` (< OWMAX) pixels, picked at compile time.
 template <int C, int FB, int OWMAX, bool DW, bool BLK, int M, int K = OWMAX - 1>
 inline void RemainderTile(int64_t count, const Strides& r, const float* x, const float* w, int64_t nkh,
-                          int64_t nkw, const float* bias, const float* z, float* y, const float* pf) {
+                          int64_t nkw, const float* bias, const float* z, float* y, PrefetchRange pf) {
   if constexpr (K >= 1) {
     if (count == K) {
       if constexpr (DW) DepthwiseTile<C, K>(r, x, w, nkh, nkw, bias, z, y);
@@ -304,28 +310,31 @@ inline void RemainderTile(int64_t count, const Strides& r, const float* x, const
   }
 }
 
-// The weights a unit's next pass reads (the next input-block chunk, or the
-// next unit's first chunk when that is another group), pulled into L2 while
-// this pass runs: the pass's last 2 * blocks tiles prefetch, tile t output
-// block t % blocks, one line per channel step (so `blocks` tiles cover the
-// chunk). Without it each pass's first tiles waited for weights coming from
-// L3: MobileNetV2's 960 -> 160 1x1 conv on 7x7 ran at 104 GFLOP/s in the model
-// against 141 with its weights warm (ResNet-50 4-5% faster with it, batch 1
-// and 8, 1 and 2 threads; docs/benchmarks.md). Only the last tiles: a
-// prefetch per channel step in every tile cost 4-10% of the tile's speed on
-// warm weights, and lines fetched at the start of a long pass (a 56 x 56 map)
-// were evicted again by its input before the next pass.
+// The weights a unit's next pass reads (the next input-block chunk of the
+// unit, or else the next unit's first chunk unless that unit reads the same
+// weights in one pass), pulled into L2 while this pass runs: its last
+// 2 * blocks tiles prefetch, tile t the chunk of output block t % blocks, as
+// far as the tile's channel steps reach (a tile clipped by padding, or a short
+// chunk before a longer one, covers part of it). Without it each pass's first
+// tiles waited for weights coming from L3: MobileNetV2's 960 -> 160 1x1 conv
+// on 7x7 ran at 104 GFLOP/s in the model against 141 with its weights warm.
+// Prefetching in every tile (ebd303f: ResNet-50 4-5% faster than none) cost
+// 4-10% of a tile's speed on warm weights, and lines fetched at the start of
+// a long pass (a 56 x 56 map) were evicted by its input before the next pass:
+// in the last tiles only (f4611fb), ResNet-50 1-2% and MobileNetV2 3-5% faster
+// again (docs/nchwc.md).
 struct Prefetch {
   const float* next = nullptr;  // chunk start of output block 0; null: nothing to fetch
   int64_t stride = 0;           // floats between output blocks
   int64_t blocks = 0;
+  int64_t floats = 0;           // of the chunk, per output block
   int64_t start = 0;            // the first tile that prefetches
   int64_t tile = 0;
-  // Where tile number `tile` prefetches from, or null: not before `start`.
-  const float* Next() {
+  // What tile number `tile` prefetches: nothing before `start`.
+  PrefetchRange Next(int64_t tile_steps, int64_t c) {
     const int64_t t = tile++;
-    if (!next || t < start) return nullptr;
-    return next + ((t - start) % blocks) * stride;
+    if (!next || t < start) return {};
+    return {next + ((t - start) % blocks) * stride, std::min(tile_steps, floats / c)};
   }
 };
 
@@ -352,7 +361,8 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
       if constexpr (DW)
         DepthwiseTile<C, 1>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C);
       else
-        DenseTile<C, FB, 1, BLK, M>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C, pf.Next());
+        DenseTile<C, FB, 1, BLK, M>(r, xp, wrow + kw0 * w_kw, nkh, kw1 - kw0, bias, zp, y + ow * C,
+                                    pf.Next(r.n_ib * nkh * (kw1 - kw0) * C, C));
       ++ow;
       continue;
     }
@@ -373,11 +383,12 @@ void ConvRow(const ConvShape& s, const Strides& r, const float* xrow, const floa
           DepthwiseTile<C, OWMAX>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C);
         }
       } else {
-        DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C, pf.Next());
+        DenseTile<C, FB, OWMAX, BLK, M>(r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C,
+                                        pf.Next(r.n_ib * nkh * s.k_w * C, C));
       }
     } else {
       RemainderTile<C, FB, OWMAX, DW, BLK, M>(count, r, xp, wrow, nkh, s.k_w, bias, zp, y + ow * C,
-                                             DW ? nullptr : pf.Next());
+                                             DW ? PrefetchRange{} : pf.Next(r.n_ib * nkh * s.k_w * C, C));
     }
     ow += count;
   }
@@ -419,12 +430,15 @@ void ConvUnits(const ConvArgs& a, const Strides& rg, int64_t begin, int64_t end)
       Prefetch pf;
       if constexpr (!DW && BLK) {
         if (ib0 + kc < rg.n_ib) {
-          pf = {w_g + (ib0 + kc) * rg.w_ib, rg.w_ob, nfb};
+          pf = {w_g + (ib0 + kc) * rg.w_ib, rg.w_ob, nfb, std::min(kc, rg.n_ib - ib0 - kc) * rg.w_ib};
         } else if (u + 1 < end) {
           const int64_t g1 = grid.At(u + 1).g;
-          if (g1 != g || kc < rg.n_ib) pf = {a.w + g1 * FB * rg.w_ob, rg.w_ob, std::min<int64_t>(FB, ob_total - g1 * FB)};
+          if (g1 != g || kc < rg.n_ib)
+            pf = {a.w + g1 * FB * rg.w_ob, rg.w_ob, std::min<int64_t>(FB, ob_total - g1 * FB), kc * rg.w_ib};
         }
-        const int64_t tiles = (oh_end - oh_begin) * ((ow_end - ow_begin + OWMAX - 1) / OWMAX);
+        // Tiles of the pass as ConvRow makes them: border pixels one by one.
+        const int64_t lo = std::clamp(ow_lo, ow_begin, ow_end), hi = std::clamp(ow_hi, lo, ow_end);
+        const int64_t tiles = (oh_end - oh_begin) * ((lo - ow_begin) + (hi - lo + OWMAX - 1) / OWMAX + (ow_end - hi));
         pf.start = std::max<int64_t>(0, tiles - 2 * pf.blocks);
       }
       for (int64_t oh = oh_begin; oh < oh_end; ++oh) {
