@@ -14,10 +14,14 @@ onnxruntime names a fused node after an output (ResNet's stem shows up as
 the first node of a fusion. --alias a=b merges group a into b. Totals cover
 every node either side ran; the stage split is only as exact as the names.
 
-Our times are the mean over the run's calls (warm-up included: use enough
---runs); onnxruntime's are medians over its calls after the first 5. Both are
-wall time at the same thread count (OPENCANN_NUM_THREADS / intra_op_num_threads,
-sequential execution).
+Both engines' figures are means per call of steady-state calls, wall time, at
+the same thread count (OPENCANN_NUM_THREADS / intra_op_num_threads, sequential
+execution): ours from two processes of --runs and 2 x --runs calls (our
+profile averages every call of a process, the first one included, so the
+difference of the two totals is the cost of the extra --runs calls alone);
+onnxruntime's from the calls after its first 5 (its profile marks each call).
+Our profile prints whole microseconds per node, so nodes faster than ~1 us
+count as 0.
 
   python3 bench/node_compare.py resnet50                      # ~/.cache/opencann/bench/resnet50.{om,onnx}
   python3 bench/node_compare.py resnet50 --threads 2 --rounds 5
@@ -38,7 +42,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 CACHE = os.path.expanduser("~/.cache/opencann/bench")
-PROFILE_LINE = re.compile(r"\[profile\]\s+([\d.]+) ms\s+(\S+)\s+(\S+)\s+->")
+PROFILE_LINE = re.compile(r"\[profile\]\s+([\d.]+) ms\s+(\S+)\s+(.*?)\s+-> ")
+RUNS_LINE = re.compile(r"\[profile\] model '.*': (\d+) runs, ([\d.]+) ms per run in (\d+) nodes")
 
 
 def group_of(name, pattern, aliases):
@@ -47,19 +52,31 @@ def group_of(name, pattern, aliases):
     return aliases.get(key, key)
 
 
-def ours_round(args, pattern, aliases):
+def ours_process(args, runs, pattern, aliases):
+    """Per-group ms per call over all `runs` calls of one process, and the call count."""
     env = dict(os.environ, OPENCANN_NUM_THREADS=str(args.threads), OPENCANN_PROFILE_NODES="1000000",
                OPENCANN_PROFILE_CLOCK="wall")
     out = subprocess.run([os.path.join(args.build, "model_bench"), args.om, "--input", args.input,
-                          "--runs", str(args.runs), "--warmup", "0"], env=env, capture_output=True, text=True)
+                          "--runs", str(runs), "--warmup", "0"], env=env, capture_output=True, text=True)
     if out.returncode != 0:
         sys.exit("model_bench failed:\n" + out.stderr[-2000:])
     groups = collections.defaultdict(float)
+    calls, nodes, listed = 0, 0, 0
     for line in out.stderr.splitlines():
-        m = PROFILE_LINE.match(line)
-        if m:
+        if m := RUNS_LINE.match(line):
+            calls, nodes = int(m.group(1)), int(m.group(3))
+        elif m := PROFILE_LINE.match(line):
             groups[group_of(m.group(3), pattern, aliases)] += float(m.group(1))
-    return groups
+            listed += 1
+    if not calls or listed != nodes:
+        sys.exit(f"model_bench's profile listed {listed} of {nodes} nodes (calls {calls}): format changed?")
+    return groups, calls
+
+
+def ours_round(args, pattern, aliases):
+    a, ca = ours_process(args, args.runs, pattern, aliases)
+    b, cb = ours_process(args, 2 * args.runs, pattern, aliases)
+    return {k: max(0.0, (b.get(k, 0.0) * cb - a.get(k, 0.0) * ca) / (cb - ca)) for k in set(a) | set(b)}
 
 
 def ort_round(args, pattern, aliases):
@@ -87,14 +104,16 @@ def ort_round(args, pattern, aliases):
             sess.run(None, feeds)
         with open(sess.end_profiling()) as f:
             events = json.load(f)
-    per_node = collections.defaultdict(list)
-    for e in events:
-        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
-            per_node[e["name"][:-len("_kernel_time")]].append(e["dur"] / 1000.0)
+    # Each call is a "model_run" event; node events inside the first 5 are warm-up.
+    runs = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("name") == "model_run")
+    if len(runs) < 6:
+        sys.exit("onnxruntime's profile has no per-call model_run events")
+    kept_from = runs[5][0]
     groups = collections.defaultdict(float)
-    for name, times in per_node.items():
-        groups[group_of(name, pattern, aliases)] += statistics.median(times[5:] or times)
-    return groups
+    for e in events:
+        if e.get("cat") == "Node" and e["name"].endswith("_kernel_time") and e["ts"] >= kept_from:
+            groups[group_of(e["name"][:-len("_kernel_time")], pattern, aliases)] += e["dur"] / 1000.0
+    return {k: v / (len(runs) - 5) for k, v in groups.items()}
 
 
 def main():
@@ -134,7 +153,7 @@ def main():
         print(f"| {k} | {a:.3f} | {b:.3f} | {a / b:.2f} |" if b > 0 else f"| {k} | {a:.3f} | {b:.3f} | - |")
     ta = statistics.median(sum(r.values()) for r in rounds["ours"])
     tb = statistics.median(sum(r.values()) for r in rounds["ort"])
-    print(f"| all nodes | {ta:.3f} | {tb:.3f} | {ta / tb:.2f} |")
+    print(f"| all nodes | {ta:.3f} | {tb:.3f} | {ta / tb:.2f} |" if tb > 0 else f"| all nodes | {ta:.3f} | {tb:.3f} | - |")
 
 
 if __name__ == "__main__":
