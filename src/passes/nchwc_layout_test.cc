@@ -30,6 +30,14 @@ struct Builder {
   std::shared_ptr<Graph> g = std::make_shared<Graph>();
   uint32_t seed = 1;
 
+  // The graph's one input "x" (opset 17).
+  Value* Input(std::vector<int64_t> shape) {
+    g->opset_imports[""] = 17;
+    Value* x = Tensor(*g, "x", std::move(shape));
+    g->inputs = {x};
+    return x;
+  }
+
   Value* Conv(Value* x, int64_t m, int64_t k, int64_t stride, int64_t pad, int64_t group,
               std::vector<int64_t> out) {
     const int64_t c = x->shape[1] / group;
@@ -126,6 +134,23 @@ void ExpectSameOutputs(std::shared_ptr<Graph> g, const std::vector<float>& input
   }
 }
 
+// The graph `build` makes, compiled NCHW (the reference) and, per block size,
+// rewritten to NCHWc, checked by `check` (given the rewritten graph and its op
+// counts), compiled and run at 1 and 2 threads against the reference.
+template <typename Build, typename Check>
+void ExpectRewriteKeepsResults(Build build, const std::vector<float>& input, Check check) {
+  auto plain = build();
+  ASSERT_TRUE(RunPipeline(*plain, CompileOptions{}).ok());
+  const auto want = RunAll(plain, input, 1);
+  for (int block : {8, 16}) {
+    auto g = build();
+    ASSERT_TRUE(RewriteToNchwc(*g, block).ok());
+    check(*g, CountOps(*g));
+    ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
+    ExpectSameOutputs(g, input, want, block);
+  }
+}
+
 TEST(NchwcLayout, RewritesRegionWithReordersOnlyAtBorders) {
   ScopedEnv off("OPENCANN_NCHWC", "0");  // the pipeline must not rewrite again
   auto plain = MiniNet();
@@ -174,8 +199,11 @@ TEST(NchwcLayout, PipelineUsesIsaBlockAndHonoursOffSwitch) {
     ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
     auto ops = CountOps(*g);
     EXPECT_GT(ops["com.opencann::NchwcConv"], 0);
-    for (auto& n : g->nodes())
-      if (n->op_type == "NchwcConv") EXPECT_EQ(n->GetInt("block", 0), block);
+    for (auto& n : g->nodes()) {
+      if (n->op_type == "NchwcConv") {
+        EXPECT_EQ(n->GetInt("block", 0), block);
+      }
+    }
   }
   {
     ScopedEnv off("OPENCANN_NCHWC", "0");
@@ -193,9 +221,7 @@ TEST(NchwcLayout, SqueezeExcitationGateStaysBlocked) {
   auto build = [] {
     Builder b;
     Graph& g = *b.g;
-    g.opset_imports[""] = 17;
-    Value* x = Tensor(g, "x", {2, 3, 12, 10});
-    g.inputs = {x};
+    Value* x = b.Input({2, 3, 12, 10});
     Value* c1 = b.Op("Relu", {b.Conv(x, 24, 3, 1, 1, 1, {2, 24, 12, 10})}, {2, 24, 12, 10});
     Value* gap = b.Op("GlobalAveragePool", {c1}, {2, 24, 1, 1});
     Value* s1 = b.Op("Relu", {b.Conv(gap, 8, 1, 1, 0, 1, {2, 8, 1, 1})}, {2, 8, 1, 1});
@@ -204,23 +230,11 @@ TEST(NchwcLayout, SqueezeExcitationGateStaysBlocked) {
     g.outputs = {b.Conv(y, 16, 1, 1, 0, 1, {2, 16, 12, 10})};
     return b.g;
   };
-  auto plain = build();
-  ASSERT_TRUE(RunPipeline(*plain, CompileOptions{}).ok());
-  const auto input = Pattern(2 * 3 * 12 * 10, -1, 1, 9);
-  const auto want = RunAll(plain, input, 1);
-  for (int block : {8, 16}) {
-    auto g = build();
-    ASSERT_TRUE(RewriteToNchwc(*g, block).ok());
-    auto ops = CountOps(*g);
-    EXPECT_EQ(ops["com.opencann::NchwcConv"], 4) << g->Dump();
-    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
-    EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 1) << g->Dump();  // the graph output
-    ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
-    const auto got = RunAll(g, input, 2);
-    ASSERT_EQ(got.size(), 1u);
-    for (size_t i = 0; i < got[0].size(); ++i)
-      ASSERT_NEAR(got[0][i], want[0][i], 1e-4f * (1 + std::fabs(want[0][i]))) << "block " << block << " at " << i;
-  }
+  ExpectRewriteKeepsResults(build, Pattern(2 * 3 * 12 * 10, -1, 1, 9), [](const Graph& g, auto ops) {
+    EXPECT_EQ(ops["com.opencann::NchwcConv"], 4) << g.Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g.Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 1) << g.Dump();  // the graph output
+  });
 }
 
 // A DenseNet layer: Concat -> BatchNormalization -> Relu -> 1x1 conv -> 3x3
@@ -233,9 +247,7 @@ TEST(NchwcLayout, DenseNetBatchNormStaysBlocked) {
   auto build = [] {
     Builder b;
     Graph& g = *b.g;
-    g.opset_imports[""] = 17;
-    Value* x = Tensor(g, "x", {2, 3, 12, 10});
-    g.inputs = {x};
+    Value* x = b.Input({2, 3, 12, 10});
     Value* c0 = b.Op("Relu", {b.Conv(x, 16, 3, 1, 1, 1, {2, 16, 12, 10})}, {2, 16, 12, 10});
     Value* l1 = b.Conv(b.Op("Relu", {b.BatchNorm(c0, 0.5f)}, {2, 16, 12, 10}), 24, 1, 1, 0, 1, {2, 24, 12, 10});
     Value* l2 = b.Conv(l1, 16, 3, 1, 1, 1, {2, 16, 12, 10});
@@ -246,24 +258,15 @@ TEST(NchwcLayout, DenseNetBatchNormStaysBlocked) {
     g.outputs = {b.Conv(r2, 8, 1, 1, 0, 1, {2, 8, 12, 10}), bn2};
     return b.g;
   };
-  auto plain = build();
-  ASSERT_TRUE(RunPipeline(*plain, CompileOptions{}).ok());
-  const auto input = Pattern(2 * 3 * 12 * 10, -1, 1, 9);
-  const auto want = RunAll(plain, input, 1);
-  for (int block : {8, 16}) {
-    auto g = build();
-    ASSERT_TRUE(RewriteToNchwc(*g, block).ok());
-    auto ops = CountOps(*g);
-    EXPECT_EQ(ops["com.opencann::NchwcConv"], 6) << g->Dump();  // 4 convs + 2 BatchNormalizations
-    EXPECT_EQ(ops["BatchNormalization"], 0) << g->Dump();
+  ExpectRewriteKeepsResults(build, Pattern(2 * 3 * 12 * 10, -1, 1, 9), [](const Graph& g, auto ops) {
+    EXPECT_EQ(ops["com.opencann::NchwcConv"], 6) << g.Dump();  // 4 convs + 2 BatchNormalizations
+    EXPECT_EQ(ops["BatchNormalization"], 0) << g.Dump();
     // The stem conv's (fuse-bias-activation's job, not run here) and the one
     // after the BN whose output is also a graph output.
-    EXPECT_EQ(ops["Relu"], 2) << g->Dump();
-    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
-    EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 2) << g->Dump();  // the two graph outputs
-    ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
-    ExpectSameOutputs(g, input, want, block);
-  }
+    EXPECT_EQ(ops["Relu"], 2) << g.Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g.Dump();
+    EXPECT_EQ(ops["com.opencann::ReorderFromNchwc"], 2) << g.Dump();  // the two graph outputs
+  });
 }
 
 // The BatchNormalization rewrite's edges, batch 1: a BN of an NCHW value (the
@@ -275,9 +278,7 @@ TEST(NchwcLayout, BatchNormEdgesStayCorrect) {
   auto build = [] {
     Builder b;
     Graph& g = *b.g;
-    g.opset_imports[""] = 17;
-    Value* x = Tensor(g, "x", {1, 3, 9, 11});
-    g.inputs = {x};
+    Value* x = b.Input({1, 3, 9, 11});
     Value* a = b.Conv(b.BatchNorm(x, -1.5f), 24, 3, 1, 1, 1, {1, 24, 9, 11});
     Value* r1 = b.Op("Relu", {b.BatchNorm(a, -1.5f)}, {1, 24, 9, 11});
     Value* t = b.BatchNorm(b.Conv(r1, 16, 1, 1, 0, 1, {1, 16, 9, 11}), -1.5f);
@@ -285,21 +286,12 @@ TEST(NchwcLayout, BatchNormEdgesStayCorrect) {
     g.outputs = {b.Conv(t, 16, 1, 1, 0, 1, {1, 16, 9, 11}), b.Conv(r2, 8, 1, 1, 0, 1, {1, 8, 9, 11})};
     return b.g;
   };
-  auto plain = build();
-  ASSERT_TRUE(RunPipeline(*plain, CompileOptions{}).ok());
-  const auto input = Pattern(3 * 9 * 11, -1, 1, 5);
-  const auto want = RunAll(plain, input, 1);
-  for (int block : {8, 16}) {
-    auto g = build();
-    ASSERT_TRUE(RewriteToNchwc(*g, block).ok());
-    auto ops = CountOps(*g);
-    EXPECT_EQ(ops["com.opencann::NchwcConv"], 6) << g->Dump();  // 4 convs + 2 BatchNormalizations
-    EXPECT_EQ(ops["BatchNormalization"], 1) << g->Dump();       // the graph input's
-    EXPECT_EQ(ops["Relu"], 1) << g->Dump();                     // beside a conv reading the same BN
-    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g->Dump();
-    ASSERT_TRUE(RunPipeline(*g, CompileOptions{}).ok());
-    ExpectSameOutputs(g, input, want, block);
-  }
+  ExpectRewriteKeepsResults(build, Pattern(3 * 9 * 11, -1, 1, 5), [](const Graph& g, auto ops) {
+    EXPECT_EQ(ops["com.opencann::NchwcConv"], 6) << g.Dump();  // 4 convs + 2 BatchNormalizations
+    EXPECT_EQ(ops["BatchNormalization"], 1) << g.Dump();       // the graph input's
+    EXPECT_EQ(ops["Relu"], 1) << g.Dump();                     // beside a conv reading the same BN
+    EXPECT_EQ(ops["com.opencann::ReorderToNchwc"], 0) << g.Dump();
+  });
 }
 
 TEST(NchwcLayout, LeavesLoneConvAndGroupedConvAlone) {
