@@ -84,3 +84,22 @@ def test_checked_in_list_has_reasons_and_no_duplicates():
     patterns = [e.pattern for e in entries]
     assert len(patterns) == len(set(patterns))
     assert all(len(e.reason) >= 10 for e in entries)
+
+
+def test_random_generator_entries_may_pass_by_chance():
+    assert rc.Exclusion("op:Bernoulli", "random generator: numpy draws", 1).by_chance
+    assert not rc.Exclusion("op:Foo", "wrong result: the generator differs", 1).by_chance
+    entries = {e.pattern: e for e in rc.read_exclusions(rc.EXCLUSIONS)}
+    assert entries["op:Bernoulli"].by_chance and entries["expanded:Bernoulli"].by_chance
+
+
+def test_a_chance_pass_of_a_random_test_is_not_a_failure_but_other_passes_are():
+    cases = [{"name": n, "op": op, "domain": ""} for n, op in
+             [("test_bernoulli", "Bernoulli"), ("test_foo", "Foo"), ("test_bar", "Bar"), ("test_baz", "Baz")]]
+    exclusions = [rc.Exclusion("op:Bernoulli", "random generator: numpy draws", 1),
+                  rc.Exclusion("op:Foo", "wrong result: a known difference", 2)]
+    by_case = rc.match_exclusions(cases, exclusions)
+    res = {n: rc.Result(n, cls, "", 0.0) for n, cls in
+           [("test_bernoulli", "passed"), ("test_foo", "passed"), ("test_bar", "wrong_result"), ("test_baz", "passed")]}
+    unexpected, now_passing, chance = rc.verdicts(cases, res, by_case)
+    assert (unexpected, now_passing, chance) == (["test_bar"], ["test_foo"], ["test_bernoulli"])
