@@ -12,23 +12,21 @@
 #include <cstring>
 
 #include "acl/acl_model_internal.h"
+#include "ops/cpu/tensor_util.h"
 
 using namespace oc::acl;
 using oc::StrCat;
 
 namespace {
 
-std::string DimsText(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
 std::string GearsText(const oc::GearSet& g) {
   std::string s;
   for (size_t k = 0; k < g.values.size(); ++k) {
     s += k ? "; " : "";
-    for (size_t i = 0; i < g.values[k].size(); ++i) s += (i ? "," : "") + std::to_string(g.values[k][i]);
+    for (size_t i = 0; i < g.values[k].size(); ++i) {
+      if (i) s += ',';
+      s += std::to_string(g.values[k][i]);
+    }
   }
   return s;
 }
@@ -136,7 +134,15 @@ aclError SetUpDynamicModel(ModelObj& m, const std::string& origin) {
   if (!gears.ok()) return Fail(ACL_ERROR_PARSE_MODEL, StrCat(origin, ": ", gears.status().message()));
   d->gears = std::move(gears).value();
   size_t capacity = ShapeSpecializer::DefaultCapacity();
-  d->spec = std::make_shared<ShapeSpecializer>(m.om.graph, m.om.prepacked, capacity);
+  // The packings atc stored were made at its ISA. Kernels specialised here
+  // follow this host's: the GEMM and Winograd panels say which micro-kernel
+  // they are for, but the NCHWc conv's are told apart by size only, and their
+  // channel block follows the ISA (a file compiled for AVX2 and run on an
+  // AVX-512 host packed 8-channel blocks where 16 are read). Packings for
+  // another ISA are left out: the kernels pack from the raw weights.
+  const bool same_isa = m.om.target == HostTarget();
+  d->spec = std::make_shared<ShapeSpecializer>(
+      m.om.graph, same_isa ? m.om.prepacked : std::vector<std::span<const uint8_t>>{}, capacity);
   d->num_graph_inputs = g.inputs.size();
   if (d->gears.mode == GearMode::kNone) {
     m.dyn = std::move(d);
@@ -222,7 +228,7 @@ aclError ResolveDynamicExecutable(ModelObj& m, const aclmdlDataset* input, std::
     std::memcpy(values.data(), b->data, need);
     auto it = std::find(d.gears.values.begin(), d.gears.values.end(), values);
     if (it == d.gears.values.end())
-      return NotAGear(m.id, d.gears, StrCat("the dynamic tensor (input ", d.dyn_index, ") holds ", DimsText(values),
+      return NotAGear(m.id, d.gears, StrCat("the dynamic tensor (input ", d.dyn_index, ") holds ", oc::DimsString(values),
                                             ", which"));
     sig = d.gears.shapes[static_cast<size_t>(it - d.gears.values.begin())];
   } else {
@@ -277,7 +283,7 @@ Status RunInterpreted(ModelObj& m, const InterpretedRun& run, const std::vector<
     const size_t bytes = r.tensor.ByteSize();
     if (bytes > run.out_sizes[i])
       return InvalidArgument("output ", i, " ('", g.outputs[i]->name, "') came out with shape ",
-                             DimsText(r.tensor.shape), " (", bytes, " bytes) but its buffer holds ", run.out_sizes[i],
+                             oc::DimsString(r.tensor.shape), " (", bytes, " bytes) but its buffer holds ", run.out_sizes[i],
                              " bytes");
     if (bytes) std::memcpy(outs[i], r.tensor.data.data(), bytes);
     dims.push_back(r.tensor.shape);
@@ -479,6 +485,6 @@ aclError aclmdlSetInputDynamicDims(uint32_t modelId, aclmdlDataset* dataset, siz
       for (const auto& s : g.shapes[k]) all.insert(all.end(), s.begin(), s.end());
       if (all == given) return SelectGear(*m, b, k);
     }
-    return NotAGear(modelId, g, StrCat("dims ", DimsText(given), " (all input shapes one after another)"));
+    return NotAGear(modelId, g, StrCat("dims ", oc::DimsString(given), " (all input shapes one after another)"));
   });
 }

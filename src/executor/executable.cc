@@ -238,6 +238,10 @@ std::vector<std::vector<uint8_t>> Executable::ExportPrepacked() const {
   return out;
 }
 
+std::vector<uint8_t> Executable::ExportPrepacked(size_t node) const {
+  return node < kernels_.size() ? kernels_[node]->ExportPrepacked() : std::vector<uint8_t>{};
+}
+
 std::vector<std::vector<int>> Executable::PrepackedInputs() const {
   std::vector<std::vector<int>> out;
   out.reserve(kernels_.size());

@@ -70,6 +70,8 @@ class Executable {
 
   // Kernel-prepacked bytes per node (for the .om writer).
   std::vector<std::vector<uint8_t>> ExportPrepacked() const;
+  // The same for one node (index in graph().nodes()); empty when out of range.
+  std::vector<uint8_t> ExportPrepacked(size_t node) const;
   // Per node, the inputs its prepacked bytes hold exactly (Kernel::PrepackedInputs),
   // for OmWriteOptions::prepacked_inputs.
   std::vector<std::vector<int>> PrepackedInputs() const;

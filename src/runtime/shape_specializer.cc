@@ -11,9 +11,13 @@
 namespace oc {
 namespace {
 
+// Unlike ops' DimsString, negative dims print as numbers: signatures are checked here.
 std::string DimsString(const std::vector<int64_t>& dims) {
   std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
   return s + "]";
 }
 
@@ -83,6 +87,16 @@ Status ExplainNonStatic(Graph& g, bool* data_dependent) {
 
 }  // namespace
 
+std::string SignatureString(const Graph& graph, const ShapeSignature& shapes) {
+  std::string s;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    if (i) s += ", ";
+    if (i < graph.inputs.size()) s += graph.inputs[i]->name;
+    s += DimsString(shapes[i]);
+  }
+  return s;
+}
+
 size_t ShapeSpecializer::DefaultCapacity() {
   const char* env = std::getenv("OPENCANN_SHAPE_CACHE_SIZE");
   if (!env || !*env) return kDefaultCapacity;
@@ -147,10 +161,8 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const S
     if (data_dependent) return std::shared_ptr<const Executable>();
   }
   if (!st.ok()) {
-    std::string sig;
-    for (size_t i = 0; i < shapes.size(); ++i)
-      sig += (i ? ", " : "") + graph_->inputs[i]->name + DimsString(shapes[i]);
-    return st.WithContext(StrCat("while specialising model '", graph_->name, "' for input shapes ", sig));
+    return st.WithContext(
+        StrCat("while specialising model '", graph_->name, "' for input shapes ", SignatureString(*graph_, shapes)));
   }
   std::vector<std::span<const uint8_t>> prepacked(g->nodes().size());
   for (size_t i = 0; i < g->nodes().size(); ++i) {
@@ -162,19 +174,14 @@ Expected<std::shared_ptr<const Executable>> ShapeSpecializer::Specialize(const S
   if (!exe.ok() && exe.status().code() == StatusCode::kNotSupported) return std::shared_ptr<const Executable>();
   if (!exe.ok()) return exe.status();
   // Learn the packing of nodes the .om had none for, once per node name: later
-  // shapes then skip repacking the same weights. (Export copies every kernel's
-  // packed bytes, so it is asked only when a node is new.)
-  std::vector<std::vector<uint8_t>> exported;
-  bool exported_once = false;
+  // shapes then skip repacking the same weights. (An export copies the packed
+  // bytes, so it is asked only when a node is new, and only of that node.)
   for (size_t i = 0; i < g->nodes().size(); ++i) {
     const std::string& name = g->nodes()[i]->name;
     if (!prepacked[i].empty() || !asked_.insert(name).second) continue;
-    if (!exported_once) {
-      exported = (*exe)->ExportPrepacked();
-      exported_once = true;
-    }
-    if (i < exported.size() && !exported[i].empty()) {
-      learnt_.push_back(std::move(exported[i]));
+    std::vector<uint8_t> exported = (*exe)->ExportPrepacked(i);
+    if (!exported.empty()) {
+      learnt_.push_back(std::move(exported));
       packed_[name] = learnt_.back();
     }
   }
@@ -228,6 +235,16 @@ Status ShapeSpecializer::Pin(const ShapeSignature& shapes) {
 size_t ShapeSpecializer::cached() const {
   std::lock_guard<std::mutex> lk(mu_);
   return entries_.size();
+}
+
+std::map<std::string, std::span<const uint8_t>> ShapeSpecializer::PackedByName() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return packed_;
+}
+
+size_t ShapeSpecializer::learnt() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return learnt_.size();
 }
 
 uint64_t ShapeSpecializer::specializations() const {

@@ -41,6 +41,9 @@ namespace oc {
 
 using ShapeSignature = std::vector<std::vector<int64_t>>;  // one shape per graph input
 
+// "x[1,3,224,224], y[1,10]": the inputs' names with their shapes.
+std::string SignatureString(const Graph& graph, const ShapeSignature& shapes);
+
 class ShapeSpecializer {
  public:
   static constexpr size_t kDefaultCapacity = 8;
@@ -74,6 +77,13 @@ class ShapeSpecializer {
   size_t cached() const;
   // Specialisations made so far (cache misses).
   uint64_t specializations() const;
+  // Kernel-prepacked bytes by node name: those given at construction plus those
+  // learnt from the specialisations so far. The spans stay valid while the
+  // specializer lives. (atc stores them in a dynamic model's .om.)
+  std::map<std::string, std::span<const uint8_t>> PackedByName() const;
+  // Nodes whose packing was learnt from a specialisation (packed at run time
+  // because the bytes given at construction had none for them).
+  size_t learnt() const;
 
  private:
   struct Entry {

@@ -208,6 +208,47 @@ TEST(DynamicShapes, RunsAtSeveralShapesInOneProcess) {
   EXPECT_EQ(spec.cached(), 3u);
 }
 
+// What atc does for a dynamic model: specialise at a probe shape, store what
+// the kernels packed by node in the .om; the run time then packs nothing at
+// other shapes, and the results stay right.
+TEST(DynamicShapes, PackingsStoredInTheOmAreUsedAtOtherShapes) {
+  auto g = CompileDynamic();
+  ShapeSpecializer probe(g, {}, 1);
+  ASSERT_TRUE(probe.Get({{1, kIn}}).ok());
+  const auto packs = probe.PackedByName();
+  EXPECT_EQ(probe.learnt(), packs.size());
+  std::vector<std::vector<uint8_t>> prepacked(g->nodes().size());
+  size_t stored = 0;
+  for (size_t i = 0; i < g->nodes().size(); ++i) {
+    auto it = packs.find(g->nodes()[i]->name);
+    if (it == packs.end()) continue;
+    prepacked[i].assign(it->second.begin(), it->second.end());
+    ++stored;
+  }
+  ASSERT_EQ(stored, 1u);  // the MatMul's weights
+  OmWriteOptions w;
+  w.target = HostTarget();
+  auto bytes = SerializeOm(*g, prepacked, w);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  auto om = LoadOmMemory(bytes->data(), bytes->size());
+  ASSERT_TRUE(om.ok()) << om.status().ToString();
+  ShapeSpecializer spec(om->graph, om->prepacked, 4);
+  for (int64_t n : {5, 1, 33}) {
+    std::vector<float> x = Pattern(n * kIn, -2, 2, static_cast<uint32_t>(n + 40)), y;
+    Status st = RunAt(spec, n, &y, x);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    std::vector<float> want = Reference(x, n);
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(y[i], want[i], 1e-5) << "N=" << n << " i=" << i;
+  }
+  EXPECT_EQ(spec.learnt(), 0u);
+  // Without the stored bytes the same run learns the packing once.
+  ShapeSpecializer bare(om->graph, {}, 4);
+  std::vector<float> x = Pattern(5 * kIn, -2, 2, 45), y;
+  ASSERT_TRUE(RunAt(bare, 5, &y, x).ok());
+  ASSERT_TRUE(RunAt(bare, 9, &y, Pattern(9 * kIn, -2, 2, 49)).ok());
+  EXPECT_EQ(bare.learnt(), 1u);
+}
+
 TEST(DynamicShapes, BadSignaturesAreRefusedWithTheInputNamed) {
   auto g = CompileDynamic();
   ShapeSpecializer spec(g, {});
@@ -256,7 +297,9 @@ TEST(DynamicShapes, CacheStaysWithinItsCapacityOver1000RunsOf20Shapes) {
   // Not under AddressSanitizer: its quarantine keeps freed memory resident on
   // purpose (up to 256 MiB); LeakSanitizer checks for leaks there instead.
 #if !defined(__SANITIZE_ADDRESS__)
-  if (rss_after_warmup > 0) EXPECT_LT(RssBytes(), rss_after_warmup + (8u << 20));
+  if (rss_after_warmup > 0) {
+    EXPECT_LT(RssBytes(), rss_after_warmup + (8u << 20));
+  }
 #endif
 }
 

@@ -125,6 +125,66 @@ def test_symbolic_model_runs_at_two_shapes_in_one_process(tmp_path):
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-5)
 
 
+def test_dynamic_om_stores_the_packings_made_at_a_probe_shape(tmp_path):
+    """atc packs a dynamic model's weights at a probe shape (unknown dims 1) and
+    stores them; the .om keeps the raw weights too, and runs right at other shapes."""
+    m = mlp_model()
+    om, proc = compile_(m, tmp_path, "mlp")
+    assert "Prepacked weights: 2 nodes, packed at probe shapes x[1,16]" in proc.stdout, proc.stdout
+    info = oc_harness.run_tool([oc_harness.ATC, "--mode=6", f"--om={om}"]).stdout
+    assert "(prepacked: 0 bytes)" not in info and "prepacked:" in info, info
+    for i, n in enumerate((1, 6)):
+        x = f32(n, 16)
+        (y,) = oc_harness.ort_run(m, {"x": x})
+        outs = msame(om, [x], tmp_path / f"run{i}", "--dymShape", f"x:{n},16", "--outputSize", str(y.nbytes))
+        oc_harness.assert_close(outs[0], y, rtol=1e-4, atol=1e-5, what=f"mlp at N={n}")
+
+
+@pytest.mark.parametrize("pad,probe", [(1, "x[1,3,1,1]"), (0, "x[32,3,32,32]")])
+def test_dynamic_conv_packs_at_the_first_probe_that_compiles_and_repacks_where_needed(tmp_path, pad, probe):
+    """A 3x3 conv without padding does not compile at a 1x1 image: the probe moves
+    on to 32. At the shapes run (not the probe's) the conv's packing may differ
+    from the stored one; the results must not."""
+    m = conv_model()
+    for node in m.graph.node:
+        if node.op_type == "Conv":
+            node.attribute[0].CopyFrom(helper.make_attribute("pads", [pad] * 4))
+    om, proc = compile_(m, tmp_path, f"conv{pad}")
+    assert f"packed at probe shapes {probe}" in proc.stdout, proc.stdout
+    for i, shape in enumerate([(1, 3, 20, 20), (2, 3, 9, 13)]):
+        x = f32(*shape)
+        (y,) = oc_harness.ort_run(m, {"x": x})
+        dym = "x:" + ",".join(map(str, shape))
+        outs = msame(om, [x], tmp_path / f"run{i}", "--dymShape", dym, "--outputSize", str(y.nbytes))
+        oc_harness.assert_close(outs[0], y, rtol=1e-4, atol=1e-5, what=f"conv pad {pad} at {shape}")
+
+
+def test_dynamic_om_packed_for_another_isa_runs_right(tmp_path):
+    """A dynamic .om compiled for AVX2 (OPENCANN_ISA=avx2) and run on this host:
+    the NCHWc conv's stored packing (8-channel blocks, told apart by size only)
+    must not be read where the host's kernels use 16-channel blocks. Channel
+    counts are multiples of 16, so the two packings have the same size. (On a
+    host without AVX-512 both ISAs agree and the check is plain correctness.)"""
+    w = {"w1": f32(32, 16, 1, 1) * 0.2, "w2": f32(32, 32, 3, 3) * 0.1, "w3": f32(48, 32, 1, 1) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="c1"),
+             helper.make_node("Relu", ["a"], ["r"], name="r1"),
+             helper.make_node("Conv", ["r", "w2"], ["b"], pads=[1, 1, 1, 1], name="c2"),
+             helper.make_node("Relu", ["b"], ["r2"], name="r2"),
+             helper.make_node("Conv", ["r2", "w3"], ["y"], name="c3")]
+    m = model_of(nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 16, "H", "W"])],
+                 [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], w, "nchwc_isa")
+    path = oc_harness.save_model(m, str(tmp_path), "isa")
+    env = dict(os.environ, OPENCANN_ISA="avx2")
+    proc = oc_harness.run_tool([oc_harness.ATC, f"--model={path}", "--framework=5",
+                                f"--output={tmp_path / 'isa'}"], env=env)
+    assert "Prepacked weights: 3 nodes" in proc.stdout, proc.stdout
+    x = f32(1, 16, 28, 28)
+    (y,) = oc_harness.ort_run(m, {"x": x})
+    outs = msame(str(tmp_path / "isa.om"), [x], tmp_path / "run", "--dymShape", "x:1,16,28,28",
+                 "--outputSize", str(y.nbytes))
+    oc_harness.assert_close(outs[0].reshape(y.shape), y, rtol=1e-4, atol=1e-5, what="AVX2 dynamic .om on this host")
+
+
 @pytest.fixture(scope="module")
 def batch_gear_model(tmp_path_factory):
     d = tmp_path_factory.mktemp("gears")

@@ -84,7 +84,9 @@ TEST(GridSampleOp, NonFiniteAndHugeGridValuesStayDefined) {
       ASSERT_TRUE(r.ok()) << mode << " " << pad << ": " << r.status().ToString();
       std::vector<float> y = r->F(0);
       ASSERT_EQ(y.size(), 4u);
-      if (std::string(pad) == "zeros") EXPECT_EQ(y[0], 0.f) << mode;  // NaN samples outside: zero
+      if (std::string(pad) == "zeros") {
+        EXPECT_EQ(y[0], 0.f) << mode;  // NaN samples outside: zero
+      }
     }
 }
 
