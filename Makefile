@@ -50,6 +50,8 @@ SAN_TYPE     ?= RelWithDebInfo
 # assertions stay on.
 SAN_FLAGS    ?= -O1 -g1
 FUZZ_SECONDS ?= 60
+# A fixed libFuzzer seed: a run that fails can be repeated (FUZZ_SEED=0: a new seed each run).
+FUZZ_SEED    ?= 1
 FUZZ_TARGETS := om onnx_parser npy
 
 .PHONY: asan tsan fuzz arm64-test
@@ -94,7 +96,7 @@ fuzz: build
 	  mkdir -p $(FUZZ_BUILD)/corpus/$$t $(FUZZ_BUILD)/artifacts; \
 	  echo "fuzz: $${t}_fuzz for $(FUZZ_SECONDS) s"; \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(FUZZ_BUILD)/$${t}_fuzz -max_total_time=$(FUZZ_SECONDS) \
-	    -timeout=30 -max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$${t}- \
+	    -seed=$(FUZZ_SEED) -rss_limit_mb=2048 -timeout=30 -max_len=65536 -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/artifacts/$${t}- \
 	    $(FUZZ_BUILD)/corpus/$$t tests/fuzz/$$t > $(FUZZ_BUILD)/$${t}_fuzz.log 2>&1 \
 	    || { tail -60 $(FUZZ_BUILD)/$${t}_fuzz.log; exit 1; }; \
 	  grep -E '^Done|stat::number_of_executed_units' $(FUZZ_BUILD)/$${t}_fuzz.log | head -2; \

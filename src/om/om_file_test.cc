@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -242,7 +244,7 @@ TEST(OmFileTest, LoadWithoutCopyUsesCallerMemory) {
 TEST(OmFileTest, FileRoundTripMapsTheFile) {
   auto g = MakeTestGraph();
   auto prepacked = MakePrepacked(g->nodes().size());
-  std::string path = testing::TempDir() + "/om_file_test_roundtrip.om";
+  std::string path = testing::TempDir() + "/om_file_test_roundtrip_" + std::to_string(::getpid()) + ".om";
   ASSERT_TRUE(WriteOmFile(path, *g, prepacked, TestOptions()).ok());
   auto m = LoadOmFile(path);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -262,7 +264,7 @@ TEST(OmFileTest, LoadFileErrorsNameThePath) {
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kIoError);
   EXPECT_NE(m.status().message().find("/nonexistent/dir/model.om"), std::string::npos);
-  std::string path = testing::TempDir() + "/om_file_test_garbage.om";
+  std::string path = testing::TempDir() + "/om_file_test_garbage_" + std::to_string(::getpid()) + ".om";
   { std::ofstream(path) << "this is not a model"; }
   m = LoadOmFile(path);
   ASSERT_FALSE(m.ok());

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -133,15 +134,20 @@ TEST(TraceTest, ManyThreadsRecordWithoutLoss) {
 
 // Not a benchmark, a sanity bound: recording is two clock reads and a
 // 40-byte store. The figure printed is what docs/profiling.md quotes.
+// The least of 10 batches is taken: one preemption inside a single timed
+// window failed the bound on a loaded 2-core machine.
 TEST(TraceTest, RecordingANodeCostsWellUnderAMicrosecond) {
-  constexpr int kRecords = 20000;
+  constexpr int kBatches = 10, kRecords = 2000;
   Start(kTaskTime);
-  const int64_t t0 = NowNs();
-  for (int i = 0; i < kRecords; ++i) {
-    const int64_t s = NowNs();
-    EmitNode(1, 0, s, NowNs());
+  double ns = 1e30;
+  for (int b = 0; b < kBatches; ++b) {
+    const int64_t t0 = NowNs();
+    for (int i = 0; i < kRecords; ++i) {
+      const int64_t s = NowNs();
+      EmitNode(1, 0, s, NowNs());
+    }
+    ns = std::min(ns, static_cast<double>(NowNs() - t0) / kRecords);
   }
-  const double ns = static_cast<double>(NowNs() - t0) / kRecords;
   Stop();
   (void)TakeData();
   std::printf("[ measure  ] %.1f ns per node record (two clock reads + ring store)\n", ns);

@@ -189,8 +189,13 @@ def test_msprof_on_msame(model, tmp_path):
     # does not decide the result on a busy machine).
     median_ms = float(re.search(r"latency ms min .* median ([0-9.]+)", proc.stdout).group(1))
     node_ms = float(np.median([sum(float(r["Task Duration(us)"]) for r in rs) / 1e3 for rs in by_run.values()]))
-    assert abs(node_ms - median_ms) <= 0.1 * median_ms, \
-        f"nodes {node_ms:.3f} ms per run vs measured {median_ms:.3f} ms (medians)"
+    # Under sanitizers only the upper bound (as in test_msprof_on_acl_app):
+    # instrumentation makes the code between nodes cost more.
+    if sanitized_build():
+        assert node_ms <= median_ms * 1.01 + 0.01, f"nodes {node_ms:.3f} ms per run > measured {median_ms:.3f} ms"
+    else:
+        assert abs(node_ms - median_ms) <= 0.1 * median_ms, \
+            f"nodes {node_ms:.3f} ms per run vs measured {median_ms:.3f} ms (medians)"
     api = read_csv(os.path.join(d, f"api_statistic_{ts}.csv"))
     calls = {(a["Level"], a["API Name"]): int(a["Count"]) for a in api}
     # msame executes asynchronously on its own stream and synchronizes.
