@@ -1,6 +1,7 @@
 """Helpers for the end-to-end tests: compile with atc, run with msame, and
 compare with onnxruntime (the independent reference)."""
 import os
+import re
 import subprocess
 import tempfile
 
@@ -25,6 +26,19 @@ def run_tool(cmd, timeout=600, check=True, env=None):
     if check and proc.returncode != 0:
         raise ToolError(cmd, proc)
     return proc
+
+
+def sanitized_build():
+    """True for a make asan / make tsan build (OC_SANITIZE set in its CMake cache)."""
+    try:
+        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+            for line in f:
+                m = re.match(r"OC_SANITIZE:\w+=(.*)", line.strip())
+                if m:
+                    return m.group(1).upper() not in ("", "OFF", "FALSE", "NO", "0")
+    except OSError:
+        pass
+    return False
 
 
 def save_model(model, directory, name="model"):

@@ -27,17 +27,7 @@ FILES = ("op_summary_{ts}.csv", "op_statistic_{ts}.csv", "api_statistic_{ts}.csv
 HW = 224
 
 
-def sanitized_build():
-    """True for a make asan / make tsan build (OC_SANITIZE set in its CMake cache)."""
-    try:
-        with open(os.path.join(oc_harness.BUILD_DIR, "CMakeCache.txt")) as f:
-            for line in f:
-                m = re.match(r"OC_SANITIZE:\w+=(.*)", line.strip())
-                if m:
-                    return m.group(1).upper() not in ("", "OFF", "FALSE", "NO", "0")
-    except OSError:
-        pass
-    return False
+sanitized_build = oc_harness.sanitized_build
 
 
 def convnet():
