@@ -20,6 +20,7 @@
 
 #include "acl_base.h"
 #include "acl_mdl.h"
+#include "acl_op.h"
 #include "acl_rt.h"
 
 #ifdef __cplusplus

@@ -340,6 +340,16 @@ ACL_FUNC_VISIBILITY void aclSetTensorDescName(aclTensorDesc *desc, const char *n
 /* The name ("" when unset or desc is NULL); valid until the desc is changed or
  * destroyed. */
 ACL_FUNC_VISIBILITY const char *aclGetTensorDescName(aclTensorDesc *desc);
+/* Marks the tensor as a constant whose value is the `length` bytes at
+ * `dataBuffer` (host memory, copied now): single-operator execution then
+ * compiles the value into the operator (needed where an input decides output
+ * shapes, such as Reshape's shape or Slice's starts). ACL_ERROR_INVALID_PARAM
+ * for a NULL or unknown desc, a NULL buffer, or a length that is not the
+ * desc's byte size. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorConst(aclTensorDesc *desc, void *dataBuffer, size_t length);
+/* Where the tensor's data lives. Accepted for source compatibility: on the CPU
+ * device, host and device memory are the same. */
+ACL_FUNC_VISIBILITY aclError aclSetTensorPlaceMent(aclTensorDesc *desc, aclMemType memType);
 
 #ifdef __cplusplus
 }

@@ -13,7 +13,7 @@ import ctypes as _ct
 from . import _lib
 from ._lib import lib as _c, ptr as _ptr, text as _text, cstr as _cstr
 
-__all__ = ["rt", "mdl", "util"]
+__all__ = ["rt", "mdl", "op", "util"]
 
 
 def init(config_path=None):
@@ -114,6 +114,14 @@ def get_tensor_desc_name(desc):
     return _text(_c.aclGetTensorDescName(desc or None))
 
 
+def set_tensor_const(desc, data, length):
+    return _c.aclSetTensorConst(desc or None, data or None, length)
+
+
+def set_tensor_place_ment(desc, mem_type):
+    return _c.aclSetTensorPlaceMent(desc or None, mem_type)
+
+
 def float16_to_float(value):
     return _c.aclFloat16ToFloat(value)
 
@@ -122,7 +130,7 @@ def float_to_float16(value):
     return _c.aclFloatToFloat16(value)
 
 
-from . import mdl, rt, util  # noqa: E402  (they import the helpers above)
+from . import mdl, op, rt, util  # noqa: E402  (they import the helpers above)
 
 
 def __getattr__(name):

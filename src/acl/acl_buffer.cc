@@ -263,6 +263,37 @@ void aclSetTensorDescName(aclTensorDesc* desc, const char* name) {
   });
 }
 
+aclError aclSetTensorConst(aclTensorDesc* desc, void* dataBuffer, size_t length) {
+  return Guard(__func__, [&]() -> aclError {
+    if (!desc) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'desc' is NULL");
+    if (!LiveDesc(desc)) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("desc ", PtrString(desc), " is not a live aclTensorDesc"));
+    if (!dataBuffer && length > 0) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'dataBuffer' is NULL");
+    for (int64_t d : desc->dims)
+      if (d < 0) return Fail(ACL_ERROR_INVALID_PARAM, "a constant tensor needs every dim known");
+    if (aclDataTypeSize(desc->dtype) == 0)
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("data type ", EnumBits(desc->dtype), " has no element size"));
+    const size_t bytes = aclGetTensorDescSize(desc);
+    if (length != bytes)
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("length is ", length, " bytes but the desc describes ", bytes,
+                                                  " bytes"));
+    const auto* p = static_cast<const uint8_t*>(dataBuffer);
+    desc->const_value = std::make_shared<const std::vector<uint8_t>>(p, p + length);
+    return ACL_SUCCESS;
+  });
+}
+
+aclError aclSetTensorPlaceMent(aclTensorDesc* desc, aclMemType memType) {
+  return Guard(__func__, [&]() -> aclError {
+    if (!desc) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'desc' is NULL");
+    if (!LiveDesc(desc)) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("desc ", PtrString(desc), " is not a live aclTensorDesc"));
+    const int m = EnumBits(memType);
+    if (m < ACL_MEMTYPE_DEVICE || m > ACL_MEMTYPE_HOST_COMPILE_INDEPENDENT)
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("memType ", m, " is not an aclMemType"));
+    desc->placement = m;
+    return ACL_SUCCESS;
+  });
+}
+
 const char* aclGetTensorDescName(aclTensorDesc* desc) {
   OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);

@@ -203,6 +203,9 @@ struct aclTensorDesc {
   aclFormat format = ACL_FORMAT_UNDEFINED;
   std::vector<int64_t> dims;
   std::string name;
+  // aclSetTensorConst: the value (copied), shared by copies of the desc.
+  std::shared_ptr<const std::vector<uint8_t>> const_value;
+  int placement = ACL_MEMTYPE_DEVICE;  // aclSetTensorPlaceMent
 };
 
 struct aclmdlDataset {

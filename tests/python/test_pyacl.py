@@ -4,42 +4,16 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import oc_harness
+from pyacl_harness import APPS_DIR, pyacl_env, run_py, run_snippet
 
-PYTHON_DIR = os.path.join(oc_harness.SOURCE_DIR, "python")
-APP = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyacl", "classify.py")
+APP = os.path.join(APPS_DIR, "classify.py")
 R = np.random.default_rng(23)
-
-
-def pyacl_env():
-    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, OC_BUILD_DIR=oc_harness.BUILD_DIR)
-    if oc_harness.sanitized_build():
-        # The sanitizer runtime must be loaded before the instrumented library.
-        cache = open(os.path.join(oc_harness.BUILD_DIR, "CMakeCache.txt")).read()
-        runtime = "libtsan.so" if "OC_SANITIZE:STRING=thread" in cache else "libasan.so"
-        lib = subprocess.run(["c++", f"-print-file-name={runtime}"], capture_output=True, text=True).stdout.strip()
-        env["LD_PRELOAD"] = lib
-        env["ASAN_OPTIONS"] = "detect_leaks=0"  # the interpreter's own allocations
-    return env
-
-
-def run_py(args, check=True):
-    proc = subprocess.run([sys.executable] + args, capture_output=True, text=True, timeout=300, env=pyacl_env())
-    if check:
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
-
-
-def run_snippet(code):
-    """Runs `code` (which prints one JSON line last) in a fresh interpreter."""
-    proc = run_py(["-c", textwrap.dedent(code)])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def f32(*shape):
@@ -267,7 +241,7 @@ def test_pyacl_parts_not_implemented_say_so():
     r = run_snippet("""
         import json, acl
         msgs = []
-        for get in (lambda: acl.op.execute_v2, lambda: acl.mdl.set_aipp_by_input_index, lambda: acl.media):
+        for get in (lambda: acl.prof.init, lambda: acl.mdl.set_aipp_by_input_index, lambda: acl.media):
             try:
                 get()
                 msgs.append(None)

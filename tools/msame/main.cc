@@ -262,7 +262,10 @@ bool NpyTypeOf(aclDataType t, char* kind, size_t* size) {
 
 std::string ShapeString(const std::vector<int64_t>& dims) {
   std::string s = "(";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
   return s + ")";
 }
 
