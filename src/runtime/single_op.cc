@@ -1,0 +1,405 @@
+#include "runtime/single_op.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ops/cpu/tensor_util.h"
+#include "ops/op_registry.h"
+#include "passes/pipeline.h"
+
+namespace oc {
+namespace {
+
+constexpr int kMaxOpset = 28;  // the newest ONNX opset the parser accepts
+
+// The newest opset at which the default domain implements `op`, or 0.
+int LatestOpset(const std::string& op) {
+  const OpRegistry& reg = OpRegistry::Global();
+  for (int v = kMaxOpset; v >= 1; --v)
+    if (reg.Find("", op, v)) return v;
+  return 0;
+}
+
+class OpBuilder {
+ public:
+  OpBuilder(Graph& g, const std::map<std::string, Attribute>& attrs) : g_(g), attrs_(attrs) {}
+
+  const Attribute* Attr(const std::string& n) const {
+    auto it = attrs_.find(n);
+    return it == attrs_.end() ? nullptr : &it->second;
+  }
+  int64_t Int(const std::string& n, int64_t def) const {
+    const Attribute* a = Attr(n);
+    return a && a->kind == Attribute::Kind::kInt ? a->i : def;
+  }
+  std::vector<int64_t> Ints(const std::string& n) const {
+    const Attribute* a = Attr(n);
+    if (!a) return {};
+    if (a->kind == Attribute::Kind::kInts) return a->ints;
+    if (a->kind == Attribute::Kind::kInt) return {a->i};
+    return {};
+  }
+  std::string Str(const std::string& n, const std::string& def) const {
+    const Attribute* a = Attr(n);
+    return a && a->kind == Attribute::Kind::kString ? a->s : def;
+  }
+
+  // Adds a node of the default domain at `opset` (0: the newest the op has).
+  Expected<Node*> Add(const std::string& op, std::vector<Value*> ins, size_t num_outs, int opset = 0) {
+    if (!opset) opset = LatestOpset(op);
+    const OpDef* def = opset ? OpRegistry::Global().Find("", op, opset) : nullptr;
+    if (!def) return NotFound("op type '", op, "' is not implemented");
+    std::vector<Value*> outs;
+    for (size_t i = 0; i < num_outs; ++i) outs.push_back(g_.AddValue(g_.UniqueName(op + "_out")));
+    Node* n = g_.AddNode(op, g_.UniqueName(op), std::move(ins), std::move(outs));
+    n->opset = opset;
+    int& imported = g_.opset_imports[""];
+    imported = std::max(imported, opset);
+    defs_.emplace_back(n, def);
+    return n;
+  }
+  Value* Int64s(const std::vector<int64_t>& v) {
+    auto data = TensorData::Copy(v.data(), v.size() * sizeof(int64_t));
+    return g_.AddConstant(g_.UniqueName("const"), DataType::kInt64, {static_cast<int64_t>(v.size())}, std::move(data));
+  }
+  Value* Scalar(DataType t, double v) {
+    TensorData data = TensorData::Allocate(DataTypeSize(t));
+    if (t == DataType::kFloat32) {
+      float f = static_cast<float>(v);
+      std::memcpy(data.mutable_data(), &f, sizeof f);
+    } else if (t == DataType::kFloat64) {
+      std::memcpy(data.mutable_data(), &v, sizeof v);
+    } else {
+      return nullptr;
+    }
+    return g_.AddConstant(g_.UniqueName("const"), t, {}, std::move(data));
+  }
+  // Older-opset forms rewritten as the parser does.
+  Status Canonicalize() {
+    for (auto& [n, def] : defs_)
+      if (def->canonicalize) OC_RETURN_IF_ERROR(def->canonicalize(*n, g_));
+    return Status::Ok();
+  }
+
+ private:
+  Graph& g_;
+  const std::map<std::string, Attribute>& attrs_;
+  std::vector<std::pair<Node*, const OpDef*>> defs_;
+};
+
+// The caller's attributes on `n`, all of them (the op's infer function names
+// the ones it does not know).
+void CopyAttrs(Node* n, const std::map<std::string, Attribute>& attrs,
+               std::initializer_list<const char*> skip = {}) {
+  for (const auto& [name, a] : attrs) {
+    if (std::find_if(skip.begin(), skip.end(), [&](const char* s) { return name == s; }) != skip.end()) continue;
+    n->attrs[name] = a;
+  }
+}
+
+Value* In(const std::vector<Value*>& ins, size_t i) { return i < ins.size() ? ins[i] : nullptr; }
+
+// CANN op types whose name or attributes differ from ONNX's. Each builds the
+// equivalent nodes and returns the outputs; `handled` false: not a CANN alias.
+Expected<std::vector<Value*>> BuildCann(const std::string& op, OpBuilder& b, const std::vector<Value*>& ins,
+                                        const std::map<std::string, Attribute>& attrs, size_t num_outs,
+                                        bool* handled) {
+  *handled = true;
+  auto one = [&](const std::string& onnx_op, std::vector<Value*> args,
+                 std::initializer_list<const char*> skip = {}) -> Expected<std::vector<Value*>> {
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add(onnx_op, std::move(args), num_outs));
+    CopyAttrs(n, attrs, skip);
+    return n->outputs;
+  };
+  static const std::map<std::string, std::string> kRenamed = {
+      {"RealDiv", "Div"}, {"Maximum", "Max"}, {"Minimum", "Min"},
+      {"LogicalAnd", "And"}, {"LogicalOr", "Or"}, {"LogicalNot", "Not"}};
+  if (auto it = kRenamed.find(op); it != kRenamed.end()) return one(it->second, ins);
+  if (op == "Square") return one("Mul", {In(ins, 0), In(ins, 0)});
+  if (op == "Relu6") {
+    if (!In(ins, 0)) return InvalidArgument("Relu6 needs an input");
+    Value* lo = b.Scalar(In(ins, 0)->dtype, 0.0);
+    Value* hi = b.Scalar(In(ins, 0)->dtype, 6.0);
+    if (!lo) return NotSupported("Relu6 of ", DataTypeName(In(ins, 0)->dtype), " (float and double only)");
+    return one("Clip", {In(ins, 0), lo, hi});
+  }
+  if (op == "LeakyRelu" && b.Attr("negative_slope")) {
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add("LeakyRelu", ins, num_outs));
+    CopyAttrs(n, attrs, {"negative_slope"});
+    const Attribute* a = b.Attr("negative_slope");
+    n->SetFloat("alpha", a->kind == Attribute::Kind::kFloat ? a->f : static_cast<float>(a->i));
+    return n->outputs;
+  }
+  if (op == "MatMul" || op == "MatMulV2") {
+    const bool ta = b.Int("transpose_x1", 0) != 0, tb = b.Int("transpose_x2", 0) != 0;
+    if (!ta && !tb && !In(ins, 2)) return one("MatMul", {In(ins, 0), In(ins, 1)}, {"transpose_x1", "transpose_x2"});
+    std::vector<Value*> args = {In(ins, 0), In(ins, 1)};
+    if (In(ins, 2)) args.push_back(In(ins, 2));
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add("Gemm", args, num_outs));
+    CopyAttrs(n, attrs, {"transpose_x1", "transpose_x2", "offset_x"});
+    n->SetInt("transA", ta);
+    n->SetInt("transB", tb);
+    return n->outputs;
+  }
+  if (op == "BatchMatMul" || op == "BatchMatMulV2") {
+    std::vector<Value*> xs = {In(ins, 0), In(ins, 1)};
+    const char* adj[2] = {"adj_x1", "adj_x2"};
+    for (int k = 0; k < 2; ++k) {
+      if (!xs[k]) return InvalidArgument(op, " needs two inputs");
+      if (!b.Int(adj[k], 0)) continue;
+      const int64_t rank = static_cast<int64_t>(xs[k]->shape.size());
+      if (rank < 2) return InvalidArgument(op, ": ", adj[k], " needs an input of rank >= 2");
+      std::vector<int64_t> perm(rank);
+      for (int64_t d = 0; d < rank; ++d) perm[d] = d;
+      std::swap(perm[rank - 1], perm[rank - 2]);
+      OC_ASSIGN_OR_RETURN(Node * t, b.Add("Transpose", {xs[k]}, 1));
+      t->SetInts("perm", perm);
+      xs[k] = t->outputs[0];
+    }
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add("MatMul", xs, 1));
+    if (!In(ins, 2)) return n->outputs;
+    OC_ASSIGN_OR_RETURN(Node * add, b.Add("Add", {n->outputs[0], In(ins, 2)}, num_outs));
+    return add->outputs;
+  }
+  if (op == "Cast" && b.Attr("dst_type")) {
+    const DataType to = DataTypeFromAcl(static_cast<int>(b.Int("dst_type", -1)));
+    if (to == DataType::kUndefined)
+      return InvalidArgument("Cast: dst_type ", b.Int("dst_type", -1), " is not a supported aclDataType");
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add("Cast", ins, num_outs));
+    CopyAttrs(n, attrs, {"dst_type", "truncate"});
+    n->SetInt("to", static_cast<int64_t>(to));
+    return n->outputs;
+  }
+  if (op == "SoftmaxV2") {
+    std::vector<int64_t> axes = b.Ints("axes");
+    if (axes.size() > 1) return NotSupported("SoftmaxV2 over ", axes.size(), " axes (one axis only)");
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add("Softmax", ins, num_outs));
+    CopyAttrs(n, attrs, {"axes"});
+    n->SetInt("axis", axes.empty() ? -1 : axes[0]);
+    return n->outputs;
+  }
+  if (op == "TransposeD") return one("Transpose", ins);
+  if (op == "ConcatD" || op == "ConcatV2D") {
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add("Concat", ins, num_outs));
+    CopyAttrs(n, attrs, {"concat_dim", "N"});
+    n->SetInt("axis", b.Int("concat_dim", 0));
+    return n->outputs;
+  }
+  static const std::map<std::string, std::string> kReduceD = {
+      {"ReduceSumD", "ReduceSum"}, {"ReduceMeanD", "ReduceMean"}, {"ReduceMaxD", "ReduceMax"},
+      {"ReduceMinD", "ReduceMin"}, {"ReduceProdD", "ReduceProd"}};
+  if (auto it = kReduceD.find(op); it != kReduceD.end()) {
+    // Opset 18: axes as an input (every Reduce op takes it so there).
+    std::vector<Value*> args = {In(ins, 0)};
+    std::vector<int64_t> axes = b.Ints("axes");
+    if (!axes.empty()) args.push_back(b.Int64s(axes));
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add(it->second, args, num_outs, 18));
+    CopyAttrs(n, attrs, {"axes", "keep_dims"});
+    n->SetInt("keepdims", b.Int("keep_dims", 0));
+    return n->outputs;
+  }
+  if (op == "Conv2D") {
+    const std::string fmt = b.Str("data_format", "NCHW");
+    if (fmt != "NCHW") return NotSupported("Conv2D with data_format ", fmt, " (NCHW only)");
+    std::vector<int64_t> s = b.Ints("strides"), p = b.Ints("pads"), d = b.Ints("dilations");
+    if (!s.empty() && s.size() != 4) return InvalidArgument("Conv2D: strides needs 4 values (N, C, H, W)");
+    if (!p.empty() && p.size() != 4) return InvalidArgument("Conv2D: pads needs 4 values (top, bottom, left, right)");
+    if (!d.empty() && d.size() != 4) return InvalidArgument("Conv2D: dilations needs 4 values (N, C, H, W)");
+    std::vector<Value*> args = {In(ins, 0), In(ins, 1)};
+    if (In(ins, 2)) args.push_back(In(ins, 2));
+    OC_ASSIGN_OR_RETURN(Node * n, b.Add("Conv", args, num_outs));
+    CopyAttrs(n, attrs, {"strides", "pads", "dilations", "groups", "data_format", "offset_x", "padding"});
+    if (!s.empty()) n->SetInts("strides", {s[2], s[3]});
+    if (!p.empty()) n->SetInts("pads", {p[0], p[2], p[1], p[3]});
+    if (!d.empty()) n->SetInts("dilations", {d[2], d[3]});
+    n->SetInt("group", b.Int("groups", 1));
+    return n->outputs;
+  }
+  *handled = false;
+  return std::vector<Value*>{};
+}
+
+
+// 64-bit FNV-1a from two seeds: a 128-bit fingerprint of constant values.
+std::string Fingerprint(const std::vector<uint8_t>& bytes) {
+  uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+  for (uint8_t b : bytes) {
+    h1 = (h1 ^ b) * 0x100000001b3ull;
+    h2 = (h2 ^ static_cast<uint8_t>(b + 0x5b)) * 0x100000001b3ull;
+  }
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h1),
+                static_cast<unsigned long long>(h2));
+  return buf;
+}
+
+void AppendTensor(std::string& key, const SingleOpTensor& t) {
+  key += StrCat(static_cast<int>(t.dtype), ":");
+  for (int64_t v : t.dims) key += StrCat(v, ",");
+  if (t.const_value) key += StrCat("=", t.const_value->size(), "#", Fingerprint(*t.const_value));
+  key += ";";
+}
+
+void AppendEscaped(std::string& key, const std::string& s) {
+  for (char c : s) {
+    if (c == '\\' || c == ';' || c == ',' || c == '=' || c == '|') key += '\\';
+    key += c;
+  }
+}
+
+SingleOpResult Error(SingleOpErrorKind kind, const std::string& op, const std::string& what) {
+  SingleOpResult r;
+  r.error = kind;
+  r.message = StrCat(op, ": ", what);
+  return r;
+}
+
+}  // namespace
+
+// The numbers are aclDataType's (include/acl/acl_base.h; oc_core does not see that header).
+DataType DataTypeFromAcl(int t) {
+  switch (t) {
+    case 0 /* ACL_FLOAT */: return DataType::kFloat32;
+    case 1 /* ACL_FLOAT16 */: return DataType::kFloat16;
+    case 27 /* ACL_BF16 */: return DataType::kBFloat16;
+    case 11 /* ACL_DOUBLE */: return DataType::kFloat64;
+    case 2 /* ACL_INT8 */: return DataType::kInt8;
+    case 4 /* ACL_UINT8 */: return DataType::kUInt8;
+    case 6 /* ACL_INT16 */: return DataType::kInt16;
+    case 7 /* ACL_UINT16 */: return DataType::kUInt16;
+    case 3 /* ACL_INT32 */: return DataType::kInt32;
+    case 8 /* ACL_UINT32 */: return DataType::kUInt32;
+    case 9 /* ACL_INT64 */: return DataType::kInt64;
+    case 10 /* ACL_UINT64 */: return DataType::kUInt64;
+    case 12 /* ACL_BOOL */: return DataType::kBool;
+    default: return DataType::kUndefined;
+  }
+}
+
+
+std::string SingleOpKey(const SingleOpSpec& spec) {
+  std::string key;
+  AppendEscaped(key, spec.op_type);
+  key += "|";
+  for (const SingleOpTensor& t : spec.inputs) AppendTensor(key, t);
+  key += "|";
+  for (const SingleOpTensor& t : spec.outputs) AppendTensor(key, t);
+  key += "|";
+  for (const auto& [name, a] : spec.attrs) {
+    AppendEscaped(key, name);
+    key += StrCat("=", static_cast<int>(a.kind), ":", a.i, ":", a.f, ":");
+    AppendEscaped(key, a.s);
+    key += ":";
+    for (int64_t v : a.ints) key += StrCat(v, ",");
+    key += ":";
+    for (float v : a.floats) key += StrCat(v, ",");
+    key += ":";
+    for (const auto& v : a.strings) {
+      AppendEscaped(key, v);
+      key += ",";
+    }
+    key += ";";
+  }
+  return key;
+}
+
+SingleOpResult CompileSingleOp(const SingleOpSpec& spec) {
+  const std::string& op = spec.op_type;
+  const auto& attrs = spec.attrs;
+  auto g = std::make_shared<Graph>();
+  g->name = "single_op_" + op;
+  SingleOpResult result;
+  CompiledSingleOp& out = result.op;
+  std::vector<Value*> ins;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const SingleOpTensor& t = spec.inputs[i];
+    out.in_bytes.push_back(0);
+    if (t.dtype == DataType::kUndefined) {  // an absent optional input
+      ins.push_back(nullptr);
+      continue;
+    }
+    for (int64_t v : t.dims)
+      if (v < 0)
+        return Error(SingleOpErrorKind::kUnsupported, op,
+                     StrCat("input ", i, ": unknown dims (", v, ") are not supported; give concrete shapes"));
+    const std::string name = StrCat("x", i);
+    Value* v;
+    if (t.const_value) {
+      v = g->AddConstant(name, t.dtype, t.dims, TensorData::Copy(t.const_value->data(), t.const_value->size()));
+      if (v->ByteSize() != static_cast<int64_t>(t.const_value->size()))
+        return Error(SingleOpErrorKind::kInputMismatch, op,
+                     StrCat("input ", i, ": the constant holds ", t.const_value->size(), " bytes, its shape needs ",
+                            v->ByteSize()));
+    } else {
+      v = g->AddValue(name);
+      v->dtype = t.dtype;
+      v->has_shape = true;
+      v->shape = t.dims;
+      v->dim_params.assign(t.dims.size(), "");
+      if (v->ByteSize() < 0)
+        return Error(SingleOpErrorKind::kInputMismatch, op, StrCat("input ", i, ": shape ", DimsString(t.dims),
+                                                                   " is too large"));
+      g->inputs.push_back(v);
+      out.slots.push_back(i);
+      out.in_bytes.back() = static_cast<size_t>(v->ByteSize());
+    }
+    ins.push_back(v);
+  }
+  const size_t no = spec.outputs.size();
+  OpBuilder b(*g, attrs);
+  bool cann = false;
+  auto built = BuildCann(op, b, ins, attrs, no, &cann);
+  if (built.ok() && !cann) {
+    auto n = b.Add(op, ins, no);
+    if (!n.ok())
+      return Error(SingleOpErrorKind::kOpNotFound, op,
+                   "the op type is neither an ONNX operator of the CPU library (docs/operators.md) nor one of the "
+                   "CANN op types docs/single_op.md lists");
+    CopyAttrs(*n, attrs);
+    built = (*n)->outputs;
+  }
+  if (!built.ok()) {
+    const Status& st = built.status();
+    return Error(st.code() == StatusCode::kNotFound       ? SingleOpErrorKind::kOpNotFound
+                 : st.code() == StatusCode::kNotSupported ? SingleOpErrorKind::kUnsupported
+                                                          : SingleOpErrorKind::kAttrMismatch,
+                 op, st.message());
+  }
+  if (built->size() != no)
+    return Error(SingleOpErrorKind::kOutputMismatch, op, StrCat("the op has ", built->size(), " outputs, ", no,
+                                                                " were given"));
+  g->outputs = *built;
+  if (Status st = b.Canonicalize(); !st.ok()) return Error(SingleOpErrorKind::kAttrMismatch, op, st.message());
+  if (Status st = RunPipeline(*g, CompileOptions{}); !st.ok()) {
+    // Shape inference left a shape unknown: it follows a non-constant input's values.
+    if (st.message().find("dynamic shapes are not supported") != std::string::npos)
+      return Error(SingleOpErrorKind::kUnsupported, op,
+                   StrCat("an output shape depends on input values; make those inputs constant with "
+                          "aclSetTensorConst (", st.message(), ")"));
+    const bool attr_problem = st.message().find("attribute") != std::string::npos;
+    return Error(st.code() == StatusCode::kNotSupported ? SingleOpErrorKind::kUnsupported
+                 : attr_problem                         ? SingleOpErrorKind::kAttrMismatch
+                                                        : SingleOpErrorKind::kInputMismatch,
+                 op, st.message());
+  }
+  for (size_t k = 0; k < no; ++k) {
+    const Value& v = *g->outputs[k];
+    const SingleOpTensor& t = spec.outputs[k];
+    if (t.dtype != DataType::kUndefined && t.dtype != v.dtype)
+      return Error(SingleOpErrorKind::kOutputMismatch, op,
+                   StrCat("output ", k, " is ", DataTypeName(v.dtype), ", its desc says ", DataTypeName(t.dtype)));
+    bool unknown = false;
+    for (int64_t x : t.dims) unknown |= x < 0;
+    if (!unknown && t.dims != v.shape)
+      return Error(SingleOpErrorKind::kOutputMismatch, op,
+                   StrCat("output ", k, " has shape ", v.ShapeString(), ", its desc says ", DimsString(t.dims)));
+    out.out_bytes.push_back(static_cast<size_t>(v.ByteSize()));
+    out.out_dims.push_back(v.shape);
+  }
+  g->metadata[kSingleOpTypeKey] = op;
+  g->metadata[kSingleOpKeyKey] = SingleOpKey(spec);
+  out.graph = std::move(g);
+  return result;
+}
+
+}  // namespace oc
