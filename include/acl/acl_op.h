@@ -18,9 +18,10 @@
  * compiled operator for aclopExecWithHandle. Execution is asynchronous on the
  * given stream (NULL: the default stream), as for models.
  *
- * Not supported (ACL_ERROR_FEATURE_UNSUPPORTED with a message): single-op
- * models made by atc --singleop (aclopSetModelDir, aclopLoad), NHWC data
- * formats for Conv2D, unknown dims.
+ * Offline: atc --singleop=ops.json --output=DIR writes one .om per operator;
+ * aclopSetModelDir(DIR) / aclopLoad load them (ops not loaded still compile on
+ * first use). Not supported (ACL_ERROR_FEATURE_UNSUPPORTED with a message):
+ * NHWC data formats for Conv2D, unknown dims in input descriptions.
  */
 #ifndef OPENCANN_ACL_ACL_OP_H_
 #define OPENCANN_ACL_ACL_OP_H_
@@ -122,7 +123,9 @@ ACL_FUNC_VISIBILITY aclError aclopExecWithHandle(aclopHandle *handle, int numInp
                                                  const aclDataBuffer *const inputs[], int numOutputs,
                                                  aclDataBuffer *const outputs[], aclrtStream stream);
 
-/* Single-op models from atc --singleop: not supported (ACL_ERROR_FEATURE_UNSUPPORTED). */
+/* Single-op models from atc --singleop: every .om of the directory / one from
+ * memory. ACL_ERROR_PARSE_MODEL for a file that is not a single-op model,
+ * ACL_ERROR_READ_MODEL_FAILURE for an unreadable one. */
 ACL_FUNC_VISIBILITY aclError aclopSetModelDir(const char *modelDir);
 ACL_FUNC_VISIBILITY aclError aclopLoad(const void *model, size_t modelSize);
 

@@ -134,6 +134,6 @@ from . import mdl, op, rt, util  # noqa: E402  (they import the helpers above)
 
 
 def __getattr__(name):
-    # pyACL parts this module does not have (acl.op, acl.media, acl.prof, ...):
+    # pyACL parts this module does not have (acl.media, acl.prof, ...):
     # a clear error, not a bare AttributeError.
     raise AttributeError(f"acl.{name} is not supported by OpenCANN's acl module (docs/python.md lists what is)")

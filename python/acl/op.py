@@ -76,7 +76,17 @@ def set_attr_list_list_int(attr, name, values):
     return _c.aclopSetAttrListListInt(attr or None, _cstr(name), n, counts, ptrs)
 
 
+_ACL_ERROR_INVALID_PARAM = 100000
+
+
+def _counts_differ(input_desc, inputs, output_desc, outputs):
+    return len(list(input_desc or [])) != len(list(inputs or [])) or \
+        len(list(output_desc or [])) != len(list(outputs or []))
+
+
 def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
+    if _counts_differ(input_desc, inputs, output_desc, outputs):
+        return _ACL_ERROR_INVALID_PARAM  # the C call would read past the shorter list
     ind, ni = _handles(input_desc)
     inb, _ = _handles(inputs)
     outd, no = _handles(output_desc)
@@ -85,6 +95,8 @@ def execute_v2(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
 
 
 def execute(op_type, input_desc, inputs, output_desc, outputs, attr, stream):
+    if _counts_differ(input_desc, inputs, output_desc, outputs):
+        return _ACL_ERROR_INVALID_PARAM
     ind, ni = _handles(input_desc)
     inb, _ = _handles(inputs)
     outd, no = _handles(output_desc)

@@ -221,7 +221,9 @@ aclFormat aclGetTensorDescFormat(const aclTensorDesc* desc) {
 size_t aclGetTensorDescSize(const aclTensorDesc* desc) {
   OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
-  return d ? ElementCount(*d) * aclDataTypeSize(d->dtype) : 0;
+  if (!d) return 0;
+  const size_t n = ElementCount(*d), size = aclDataTypeSize(d->dtype);
+  return size != 0 && n > std::numeric_limits<size_t>::max() / size ? 0 : n * size;  // 0 on overflow
 }
 
 size_t aclGetTensorDescElementCount(const aclTensorDesc* desc) {
@@ -272,7 +274,12 @@ aclError aclSetTensorConst(aclTensorDesc* desc, void* dataBuffer, size_t length)
       if (d < 0) return Fail(ACL_ERROR_INVALID_PARAM, "a constant tensor needs every dim known");
     if (aclDataTypeSize(desc->dtype) == 0)
       return Fail(ACL_ERROR_INVALID_PARAM, StrCat("data type ", EnumBits(desc->dtype), " has no element size"));
-    const size_t bytes = aclGetTensorDescSize(desc);
+    size_t bytes = aclDataTypeSize(desc->dtype);
+    for (int64_t d : desc->dims) {
+      if (d != 0 && bytes > std::numeric_limits<size_t>::max() / static_cast<size_t>(d))
+        return Fail(ACL_ERROR_INVALID_PARAM, "the desc's byte size overflows size_t");
+      bytes *= static_cast<size_t>(d);
+    }
     if (length != bytes)
       return Fail(ACL_ERROR_INVALID_PARAM, StrCat("length is ", length, " bytes but the desc describes ", bytes,
                                                   " bytes"));

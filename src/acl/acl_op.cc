@@ -4,12 +4,16 @@
 // description, and run on a stream like a model.
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <list>
+#include <set>
+#include <sstream>
 #include <variant>
 
 #include "acl/acl_model_internal.h"
 #include "acl/acl_op.h"
 #include "executor/executable.h"
+#include "om/om_file.h"
 #include "ops/cpu/tensor_util.h"
 #include "ops/op_registry.h"
 #include "passes/pipeline.h"
@@ -20,11 +24,13 @@ using oc::StrCat;
 
 struct aclopAttr {
   std::map<std::string, oc::Attribute> attrs;
+  std::set<std::string> data_types;  // names set by aclopSetAttr(List)DataType
 };
 
 namespace oc::acl {
 
 struct CompiledOp {
+  std::shared_ptr<const void> storage;  // a loaded single-op .om: holds the prepacked bytes
   std::string op_type;
   std::shared_ptr<const oc::Executable> exe;
   size_t num_inputs = 0, num_outputs = 0;
@@ -32,6 +38,7 @@ struct CompiledOp {
   std::vector<size_t> in_bytes;   // per caller input (0 for absent or constant ones)
   std::vector<size_t> out_bytes;  // per caller output
   std::vector<std::vector<int64_t>> out_dims;
+  std::vector<oc::DataType> out_types;
 };
 
 }  // namespace oc::acl
@@ -46,9 +53,15 @@ HandleSet& Attrs() {
   static HandleSet* s = new HandleSet;
   return *s;
 }
-HandleSet& Handles() {
-  static HandleSet* s = new HandleSet;
-  return *s;
+// Live handles and their operators: a run copies the operator under the lock,
+// so a concurrent destroy cannot free it under the run.
+struct HandleTable {
+  std::mutex mu;
+  std::map<const aclopHandle*, std::shared_ptr<const CompiledOp>> live;
+};
+HandleTable& Handles() {
+  static HandleTable* t = new HandleTable;
+  return *t;
 }
 
 // The caller's descriptions as a spec (descs already checked live).
@@ -61,11 +74,15 @@ oc::SingleOpSpec Spec(const char* op, int ni, const aclTensorDesc* const* in, in
     t.dtype = oc::DataTypeFromAcl(EnumBits(d.dtype));
     t.dims = d.dims;
     t.const_value = d.const_value;
+    t.format = EnumBits(d.format);
     return t;
   };
   for (int i = 0; i < ni; ++i) spec.inputs.push_back(tensor(*in[i]));
   for (int i = 0; i < no; ++i) spec.outputs.push_back(tensor(*out[i]));
-  if (attr) spec.attrs = attr->attrs;
+  if (attr) {
+    spec.attrs = attr->attrs;
+    spec.acl_type_attrs = attr->data_types;
+  }
   return spec;
 }
 
@@ -154,13 +171,15 @@ aclError DescArray(const char* what, int n, const aclTensorDesc* const* descs) {
 
 // Kernels for a compiled single-op graph (prepacked: from a single-op .om).
 aclError MakeOp(const std::string& op_type, oc::CompiledSingleOp compiled, size_t ni, size_t no,
-                std::vector<std::span<const uint8_t>> prepacked, std::shared_ptr<const CompiledOp>* result) {
+                std::vector<std::span<const uint8_t>> prepacked, std::shared_ptr<const void> storage,
+                std::shared_ptr<const CompiledOp>* result) {
   auto exe = oc::Executable::Create(compiled.graph, prepacked);
   if (!exe.ok())
     return Fail(exe.status().code() == oc::StatusCode::kNotSupported ? ACL_ERROR_FEATURE_UNSUPPORTED
                                                                      : ACL_ERROR_OP_LOAD_FAILED,
                 StrCat(op_type, ": ", exe.status().message()));
   auto op = std::make_shared<CompiledOp>();
+  op->storage = std::move(storage);
   op->op_type = op_type;
   op->exe = std::shared_ptr<const oc::Executable>(std::move(exe).value());
   op->num_inputs = ni;
@@ -169,6 +188,7 @@ aclError MakeOp(const std::string& op_type, oc::CompiledSingleOp compiled, size_
   op->in_bytes = std::move(compiled.in_bytes);
   op->out_bytes = std::move(compiled.out_bytes);
   op->out_dims = std::move(compiled.out_dims);
+  op->out_types = std::move(compiled.out_types);
   *result = std::move(op);
   return ACL_SUCCESS;
 }
@@ -193,8 +213,48 @@ aclError Resolve(const char* opType, int ni, const aclTensorDesc* const* in, int
   if ((*result = Cache().Find(key))) return ACL_SUCCESS;
   oc::SingleOpResult compiled = oc::CompileSingleOp(spec);
   if (compiled.error != oc::SingleOpErrorKind::kNone) return Fail(CodeOf(compiled.error), compiled.message);
-  if (aclError e = MakeOp(opType, std::move(compiled.op), ni, no, {}, result)) return e;
+  if (aclError e = MakeOp(opType, std::move(compiled.op), ni, no, {}, nullptr, result)) return e;
   Cache().Put(key, *result);
+  return ACL_SUCCESS;
+}
+
+// A single-op .om (atc --singleop) into the loaded table.
+aclError RegisterOm(oc::OmModel om, const std::string& origin) {
+  const auto& md = om.graph->metadata;
+  auto get = [&](const char* k) -> const std::string* {
+    auto it = md.find(k);
+    return it == md.end() ? nullptr : &it->second;
+  };
+  const std::string *type = get(oc::kSingleOpTypeKey), *key = get(oc::kSingleOpKeyKey);
+  const std::string *ni_s = get("single_op_num_inputs"), *no_s = get("single_op_num_outputs");
+  const std::string* slots_s = get("single_op_slots");
+  if (!type || !key || !ni_s || !no_s || !slots_s || om.dynamic)
+    return Fail(ACL_ERROR_PARSE_MODEL, StrCat(origin, " is not a single-operator model (made by atc --singleop)"));
+  const int64_t ni = std::atoll(ni_s->c_str()), no = std::atoll(no_s->c_str());
+  oc::CompiledSingleOp c;
+  c.graph = om.graph;
+  std::stringstream ss(*slots_s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) c.slots.push_back(static_cast<size_t>(std::atoll(item.c_str())));
+  const oc::Graph& g = *om.graph;
+  bool ok = ni >= 0 && no >= 0 && c.slots.size() == g.inputs.size() && static_cast<size_t>(no) == g.outputs.size();
+  c.in_bytes.assign(ok ? static_cast<size_t>(ni) : 0, 0);
+  for (size_t i = 0; ok && i < c.slots.size(); ++i) {
+    ok = c.slots[i] < static_cast<size_t>(ni) && g.inputs[i]->ByteSize() >= 0;
+    if (ok) c.in_bytes[c.slots[i]] = static_cast<size_t>(g.inputs[i]->ByteSize());
+  }
+  for (size_t k = 0; ok && k < g.outputs.size(); ++k) {
+    ok = g.outputs[k]->ByteSize() >= 0;
+    c.out_bytes.push_back(static_cast<size_t>(std::max<int64_t>(g.outputs[k]->ByteSize(), 0)));
+    c.out_dims.push_back(g.outputs[k]->shape);
+    c.out_types.push_back(g.outputs[k]->dtype);
+  }
+  if (!ok) return Fail(ACL_ERROR_PARSE_MODEL, StrCat(origin, ": its single-operator description is inconsistent"));
+  std::shared_ptr<const CompiledOp> op;
+  if (aclError e = MakeOp(*type, std::move(c), static_cast<size_t>(ni), static_cast<size_t>(no),
+                          std::move(om.prepacked), std::move(om.storage), &op))
+    return e;
+  Loaded().Put(*key, std::move(op));
   return ACL_SUCCESS;
 }
 
@@ -250,7 +310,10 @@ aclError Execute(const char* opType, int ni, const aclTensorDesc* const* inDesc,
   std::shared_ptr<const CompiledOp> op;
   if (aclError e = Resolve(opType, ni, inDesc, no, outDesc, attr, &op)) return e;
   if (update)
-    for (int k = 0; k < no; ++k) update[k]->dims = op->out_dims[k];
+    for (int k = 0; k < no; ++k) {
+      update[k]->dims = op->out_dims[k];
+      if (EnumBits(update[k]->dtype) == ACL_DT_UNDEFINED) update[k]->dtype = ToAclType(op->out_types[k]);
+    }
   return Enqueue(op, ni, inputs, no, outputs, stream);
 }
 
@@ -259,6 +322,7 @@ aclError SetAttr(aclopAttr* attr, const char* name, oc::Attribute a) {
   if (!Attrs().Contains(attr)) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("attr ", PtrString(attr), " is not a live aclopAttr"));
   if (!name || !*name) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'attrName' is NULL or empty");
   attr->attrs[name] = std::move(a);
+  attr->data_types.erase(name);
   return ACL_SUCCESS;
 }
 
@@ -330,7 +394,11 @@ aclError aclopSetAttrString(aclopAttr* attr, const char* attrName, const char* a
 }
 
 aclError aclopSetAttrDataType(aclopAttr* attr, const char* attrName, aclDataType attrValue) {
-  return Guard(__func__, [&] { return SetAttr(attr, attrName, IntAttr(EnumBits(attrValue))); });
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = SetAttr(attr, attrName, IntAttr(EnumBits(attrValue)))) return e;
+    attr->data_types.insert(attrName);
+    return ACL_SUCCESS;
+  });
 }
 
 aclError aclopSetAttrListBool(aclopAttr* attr, const char* attrName, int numValues, const uint8_t* values) {
@@ -377,7 +445,9 @@ aclError aclopSetAttrListDataType(aclopAttr* attr, const char* attrName, int num
     if (aclError e = CheckList(numValues, values)) return e;
     std::vector<int64_t> v;
     for (int i = 0; i < numValues; ++i) v.push_back(EnumBits(values[i]));
-    return SetAttr(attr, attrName, IntsAttr(std::move(v)));
+    if (aclError e = SetAttr(attr, attrName, IntsAttr(std::move(v)))) return e;
+    attr->data_types.insert(attrName);
+    return ACL_SUCCESS;
   });
 }
 
@@ -457,8 +527,11 @@ aclError aclopCreateHandle(const char* opType, int numInputs, const aclTensorDes
     if (!handle) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'handle' is NULL");
     std::shared_ptr<const CompiledOp> op;
     if (aclError e = Resolve(opType, numInputs, inputDesc, numOutputs, outputDesc, opAttr, &op)) return e;
-    auto* h = new aclopHandle{std::move(op)};
-    Handles().Add(h);
+    auto* h = new aclopHandle{op};
+    {
+      std::lock_guard<std::mutex> lk(Handles().mu);
+      Handles().live[h] = std::move(op);
+    }
     *handle = h;
     return ACL_SUCCESS;
   });
@@ -466,7 +539,13 @@ aclError aclopCreateHandle(const char* opType, int numInputs, const aclTensorDes
 
 void aclopDestroyHandle(aclopHandle* handle) {
   GuardValue<int>(__func__, 0, [&] {
-    if (handle && Handles().Remove(handle)) delete handle;
+    if (!handle) return 0;
+    bool found;
+    {
+      std::lock_guard<std::mutex> lk(Handles().mu);
+      found = Handles().live.erase(handle) > 0;
+    }
+    if (found) delete handle;
     return 0;
   });
 }
@@ -475,24 +554,45 @@ aclError aclopExecWithHandle(aclopHandle* handle, int numInputs, const aclDataBu
                              aclDataBuffer* const outputs[], aclrtStream stream) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
-    if (!handle || !Handles().Contains(handle))
-      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("handle ", PtrString(handle), " is not a live aclopHandle"));
-    return Enqueue(handle->op, numInputs, inputs, numOutputs, outputs, stream);
+    std::shared_ptr<const CompiledOp> op;
+    {
+      std::lock_guard<std::mutex> lk(Handles().mu);
+      auto it = handle ? Handles().live.find(handle) : Handles().live.end();
+      if (it != Handles().live.end()) op = it->second;
+    }
+    if (!op) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("handle ", PtrString(handle), " is not a live aclopHandle"));
+    return Enqueue(op, numInputs, inputs, numOutputs, outputs, stream);
   });
 }
 
 aclError aclopSetModelDir(const char* modelDir) {
-  return Guard(__func__, [&] {
-    return Fail(ACL_ERROR_FEATURE_UNSUPPORTED,
-                StrCat("single-op models (atc --singleop) are not supported (directory '", modelDir ? modelDir : "",
-                       "'): operators compile on first use, see docs/single_op.md"));
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!modelDir) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'modelDir' is NULL");
+    std::error_code ec;
+    if (!std::filesystem::is_directory(modelDir, ec))
+      return Fail(ACL_ERROR_INVALID_PARAM, StrCat("'", modelDir, "' is not a directory"));
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::directory_iterator(modelDir, ec))
+      if (entry.is_regular_file(ec) && entry.path().extension() == ".om") files.push_back(entry.path());
+    if (ec) return Fail(ACL_ERROR_READ_MODEL_FAILURE, StrCat("cannot list '", modelDir, "': ", ec.message()));
+    std::sort(files.begin(), files.end());
+    for (const auto& path : files) {
+      auto om = oc::LoadOmFile(path.string());
+      if (!om.ok())
+        return Fail(ACL_ERROR_READ_MODEL_FAILURE, StrCat("cannot load '", path.string(), "': ", om.status().message()));
+      if (aclError e = RegisterOm(std::move(om).value(), "'" + path.string() + "'")) return e;
+    }
+    return ACL_SUCCESS;
   });
 }
 
-aclError aclopLoad(const void*, size_t) {
-  return Guard(__func__, [&] {
-    return Fail(ACL_ERROR_FEATURE_UNSUPPORTED,
-                "single-op models (atc --singleop) are not supported: operators compile on first use, see "
-                "docs/single_op.md");
+aclError aclopLoad(const void* model, size_t modelSize) {
+  return Guard(__func__, [&]() -> aclError {
+    if (aclError e = RequireInit()) return e;
+    if (!model) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'model' is NULL");
+    auto om = oc::LoadOmMemory(model, modelSize);
+    if (!om.ok()) return Fail(ACL_ERROR_READ_MODEL_FAILURE, StrCat("cannot load the model: ", om.status().message()));
+    return RegisterOm(std::move(om).value(), "the model");
   });
 }

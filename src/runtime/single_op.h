@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,12 +20,16 @@ struct SingleOpTensor {
   DataType dtype = DataType::kUndefined;  // kUndefined: an absent optional input / any output type
   std::vector<int64_t> dims;              // outputs may hold -1 (any size)
   std::shared_ptr<const std::vector<uint8_t>> const_value;  // inputs: compiled in when set
+  int format = -1;  // aclFormat number (-1: undefined); Conv2D reads its input's layout from it
 };
 
 struct SingleOpSpec {
   std::string op_type;
   std::vector<SingleOpTensor> inputs, outputs;
   std::map<std::string, Attribute> attrs;
+  // Attributes whose values are aclDataType numbers (aclopSetAttrDataType, a
+  // JSON "data_type"): translated to ONNX type codes for ONNX ops.
+  std::set<std::string> acl_type_attrs;
 };
 
 enum class SingleOpErrorKind {
@@ -44,6 +49,7 @@ struct CompiledSingleOp {
   std::vector<size_t> in_bytes;               // per caller input (0: absent or constant)
   std::vector<size_t> out_bytes;              // per caller output
   std::vector<std::vector<int64_t>> out_dims;
+  std::vector<DataType> out_types;
 };
 
 struct SingleOpResult {

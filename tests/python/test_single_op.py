@@ -184,12 +184,162 @@ def test_errors_name_the_problem(tmp_path):
     assert r["ret"] == ACL_ERROR_FEATURE_UNSUPPORTED and "NHWC" in r["msg"], r
 
 
-def test_single_op_models_are_refused_clearly():
+def run_op_with(tmp_path, op, inputs, outputs, attrs=(), **case_extra):
+    """run_op with extra case fields (model_dir, input formats)."""
+    case = {"op": op, "mode": "v2", "attrs": [list(a) for a in attrs], "inputs": [], "outputs": []}
+    case.update({k: v for k, v in case_extra.items() if k != "formats"})
+    for i, a in enumerate(inputs):
+        p = str(tmp_path / f"in{i}.npy")
+        np.save(p, a)
+        entry = {"npy": p}
+        if "formats" in case_extra:
+            entry["format"] = case_extra["formats"][i]
+        case["inputs"].append(entry)
+    for k, (dt, dims) in enumerate(outputs):
+        case["outputs"].append({"dtype": ACL[dt], "dims": list(dims), "npy": str(tmp_path / f"out{k}.npy")})
+    (tmp_path / "case.json").write_text(json.dumps(case))
+    result = json.loads(run_py([RUNNER, str(tmp_path / "case.json")]).stdout.strip().splitlines()[-1])
+    outs = [np.load(tmp_path / f"out{k}.npy") for k in range(len(outputs))] if result["ret"] == 0 else None
+    return result, outs
+
+
+def test_atc_singleop_models_load_through_set_model_dir(tmp_path):
+    ops = [
+        {"op": "Add", "input_desc": [{"format": "ND", "shape": [4, 4], "type": "float32"}] * 2,
+         "output_desc": [{"format": "ND", "shape": [4, 4], "type": "float32"}]},
+        {"op": "Conv2D",
+         "input_desc": [{"format": "NCHW", "shape": [1, 2, 6, 6], "type": "float"},
+                        {"format": "NCHW", "shape": [3, 2, 3, 3], "type": "float"}],
+         "output_desc": [{"format": "NCHW", "shape": [1, 3, 3, 3], "type": "float"}],
+         "attr": [{"name": "strides", "type": "list_int", "value": [1, 1, 2, 2]},
+                  {"name": "pads", "type": "list_int", "value": [1, 0, 1, 0]},
+                  {"name": "dilations", "type": "list_int", "value": [1, 1, 1, 1]},
+                  {"name": "groups", "type": "int", "value": 1},
+                  {"name": "data_format", "type": "string", "value": "NCHW"}]},
+        {"op": "Cast", "input_desc": [{"format": "ND", "shape": [5], "type": "float32"}],
+         "output_desc": [{"format": "ND", "shape": [5], "type": "int32"}],
+         "attr": [{"name": "dst_type", "type": "data_type", "value": "DT_INT32"}]},
+    ]
+    (tmp_path / "ops.json").write_text(json.dumps(ops))
+    out_dir = tmp_path / "op_models"
+    proc = oc_harness.run_tool([oc_harness.ATC, f"--singleop={tmp_path / 'ops.json'}", f"--output={out_dir}"])
+    assert "Single op 2: Cast" in proc.stdout, proc.stdout
+    assert sorted(os.listdir(out_dir)) == ["0_Add.om", "1_Conv2D.om", "2_Cast.om"]
+    a, b = f32(4, 4), f32(4, 4)
+    d = tmp_path / "add"
+    d.mkdir()
+    r, (y,) = run_op_with(d, "Add", [a, b], [(np.float32, (4, 4))], model_dir=str(out_dir))
+    assert r["ret"] == 0, r
+    np.testing.assert_allclose(y, a + b)
+    x, w = f32(1, 2, 6, 6), f32(3, 2, 3, 3)
+    (want,) = ort_single("Conv", [x, w], {"strides": [2, 2], "pads": [1, 1, 0, 0]})
+    d = tmp_path / "conv"
+    d.mkdir()
+    conv_attrs = [(a["type"], a["name"], a["value"]) for a in ops[1]["attr"]]
+    r, (y,) = run_op_with(d, "Conv2D", [x, w], [(np.float32, (1, 3, 3, 3))], conv_attrs, model_dir=str(out_dir),
+                          formats=[0, 0])
+    assert r["ret"] == 0, r
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+    d = tmp_path / "cast"
+    d.mkdir()
+    v = np.array([1.5, -2.5, 3.9, 0, 7], np.float32)
+    r, (y,) = run_op_with(d, "Cast", [v], [(np.int32, (5,))], [("data_type", "dst_type", 3)], model_dir=str(out_dir))
+    assert r["ret"] == 0, r
+    np.testing.assert_array_equal(y, v.astype(np.int32))
+
+
+@pytest.mark.parametrize("entry,code,fragment", [
+    ({"op": "Frobnicate", "input_desc": [{"shape": [2], "type": "float"}], "output_desc": [{"shape": [2], "type": "float"}]},
+     "E11003", "Frobnicate"),
+    ({"op": "Add", "input_desc": [{"shape": [2], "type": "complex"}], "output_desc": []}, "E10001", "complex"),
+    ({"input_desc": []}, "E10001", "\"op\""),
+    ({"op": "Relu", "input_desc": [{"shape": [2], "type": "float"}], "output_desc": [{"shape": [3], "type": "float"}]},
+     "E12001", "[2]"),
+])
+def test_atc_singleop_errors(tmp_path, entry, code, fragment):
+    (tmp_path / "ops.json").write_text(json.dumps([entry]))
+    proc = oc_harness.run_tool([oc_harness.ATC, f"--singleop={tmp_path / 'ops.json'}", f"--output={tmp_path / 'o'}"],
+                               check=False)
+    assert proc.returncode != 0 and code in proc.stdout + proc.stderr and fragment in proc.stdout + proc.stderr, \
+        proc.stdout + proc.stderr
+
+
+def test_set_model_dir_errors(tmp_path):
+    from pyacl_harness import run_snippet
+    m = helper.make_model(helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                                            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                                            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]),
+                          opset_imports=[helper.make_opsetid("", 17)])
+    models = tmp_path / "models"
+    models.mkdir()
+    oc_harness.atc_compile(oc_harness.save_model(m, str(tmp_path), "relu"), str(models / "relu"))
+    r = run_snippet(f"""
+        import json, acl
+        acl.init()
+        out = {{}}
+        out["missing"] = [acl.op.set_model_dir({str(tmp_path / 'nope')!r}), acl.get_recent_err_msg()]
+        out["plain_model"] = [acl.op.set_model_dir({str(models)!r}), acl.get_recent_err_msg()]
+        print(json.dumps(out))
+    """)
+    assert r["missing"][0] == 100000 and "nope" in r["missing"][1], r
+    assert r["plain_model"][0] == 100013 and "not a single-operator model" in r["plain_model"][1], r
+
+
+def test_float_attributes_close_in_value_compile_to_different_operators():
+    from pyacl_harness import run_snippet
+    r = run_snippet("""
+        import json, numpy as np, acl
+        acl.init(); acl.rt.set_device(0)
+        x = np.array([-1000.0, 2.0], np.float32)
+        d = acl.create_tensor_desc(0, [2], 2)
+        px, _ = acl.rt.malloc(8, 0); py, _ = acl.rt.malloc(8, 0)
+        acl.rt.memcpy(px, 8, acl.util.numpy_to_ptr(x), 8, 1)
+        bx, by = acl.create_data_buffer(px, 8), acl.create_data_buffer(py, 8)
+        got = []
+        for slope in (0.1, 0.1000001, 0.1):
+            attr = acl.op.create_attr()
+            acl.op.set_attr_float(attr, "negative_slope", slope)
+            assert acl.op.execute_v2("LeakyRelu", [d], [bx], [d], [by], attr, 0) == 0
+            acl.rt.synchronize_stream(0)
+            got.append(float(acl.util.ptr_to_numpy(py, (2,), 11)[0]))
+            acl.op.destroy_attr(attr)
+        print(json.dumps(got))
+    """)
+    want = [np.float32(-1000.0) * np.float32(s) for s in (0.1, 0.1000001, 0.1)]
+    np.testing.assert_array_equal(np.array(r, np.float32), np.array(want, np.float32))
+    assert r[0] != r[1]
+
+
+def test_review_cases_get_the_documented_codes(tmp_path):
+    x = f32(2, 3)
+    r, _ = run_op(tmp_path, "MatMul", [x, f32(3, 2)], [(np.float32, (2, 2))],
+                  [("bool", "transpose_x2", False), ("bool", "transpose_a", True)])
+    assert r["ret"] == 100023 and "transpose_a" in r["msg"], r
+    r, _ = run_op(tmp_path, "Relu", [x], [(np.float32, (2, 3)), (np.float32, (2, 3))])
+    assert r["ret"] == ACL_ERROR_OP_OUTPUT_NOT_MATCH and "output 1" in r["msg"], r
+    r, _ = run_op(tmp_path, "Relu", [x], [])
+    assert r["ret"] == ACL_ERROR_OP_OUTPUT_NOT_MATCH, r
+    d = tmp_path / "nhwc"
+    d.mkdir()
+    r, _ = run_op_with(d, "Conv2D", [f32(1, 5, 5, 4), f32(2, 4, 3, 3)], [(np.float32, (1, 3, 3, 2))],
+                       formats=[1, 1])
+    assert r["ret"] == ACL_ERROR_FEATURE_UNSUPPORTED and "NHWC" in r["msg"], r
+    # aclopSetAttrDataType on an ONNX op: an aclDataType, translated (ACL_INT32 = 3, ONNX's 3 is int8).
+    r, outs = run_op(tmp_path, "Cast", [x * 10], [(np.int32, (2, 3))], [("data_type", "to", 3)])
+    assert r["ret"] == 0, r
+    np.testing.assert_array_equal(outs[0], (x * 10).astype(np.int32))
+
+
+def test_huge_constant_dims_are_refused_not_crashed():
     from pyacl_harness import run_snippet
     r = run_snippet("""
         import json, acl
-        acl.init()
-        ret = acl.op.set_model_dir("op_models")
-        print(json.dumps({"ret": ret, "msg": acl.get_recent_err_msg()}))
+        acl.init(); acl.rt.set_device(0)
+        d = acl.create_tensor_desc(0, [2 ** 62], 2)
+        ret = acl.set_tensor_const(d, 0, 0)
+        e = acl.create_tensor_desc(0, [4], 2)
+        count_ret = acl.op.execute_v2("Relu", [e, e], [0], [e], [0], 0, 0)
+        print(json.dumps({"ret": ret, "msg": acl.get_recent_err_msg(), "counts": count_ret}))
     """)
-    assert r["ret"] == ACL_ERROR_FEATURE_UNSUPPORTED and "--singleop" in r["msg"], r
+    assert r["ret"] == 100000 and "overflow" in r["msg"], r
+    assert r["counts"] == 100000

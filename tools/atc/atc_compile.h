@@ -11,5 +11,7 @@ namespace oc::atc {
 std::optional<AtcError> RunCompile(const AtcFlags& flags);
 std::optional<AtcError> RunOmToJson(const AtcFlags& flags);
 std::optional<AtcError> RunOmSummary(const AtcFlags& flags);
+// --singleop: one .om per listed operator in the --output directory (atc_singleop.cc).
+std::optional<AtcError> RunSingleOp(const AtcFlags& flags);
 
 }  // namespace oc::atc

@@ -46,6 +46,9 @@ constexpr FlagInfo kFlags[] = {
      "\"<pass>:off\" lines; \"ALL\" names every switchable pass (fuse-qdq, fold-conv-batchnorm, fuse-layernorm, "
      "fuse-gelu, fuse-attention, fuse-bias-activation, nchwc-layout); other fusion names are ignored with a warning"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
+    {"singleop", "<ops.json>",
+     "compile the single operators the JSON lists (op, input_desc, output_desc, attr) into one .om each in the "
+     "--output directory, for aclopSetModelDir / aclopLoad (docs/single_op.md)"},
     {"om", "<path>", "the .om to read in --mode=1 and --mode=6"},
     {"json", "<path>", "the JSON file to write in --mode=1"},
     {"help", "", "print this help and exit"},
@@ -63,7 +66,6 @@ constexpr Unsupported kUnsupported[] = {
     {"input_shape_range", "shape ranges are not available; use -1 dims in --input_shape (any size at run time) "
                           "or gears (--dynamic_batch_size, --dynamic_image_size, --dynamic_dims)"},
     {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
-    {"singleop", "single-operator compilation is not available yet"},
     {"output_type", "changing output data types is not available yet"},
     {"input_fp16_nodes", "float16 inputs are not available yet"},
     {"is_input_adjust_hw_layout", "float16 / NC1HWC0 inputs are not available"},
@@ -176,6 +178,7 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
   else if (name == "calibration_method") { f->calibration_method = value; }
   else if (name == "fusion_switch_file") { f->fusion_switch_file = value; }
   else if (name == "om") { f->om = value; }
+  else if (name == "singleop") { f->singleop = value; }
   else if (name == "json") { f->json = value; }
   return std::nullopt;
 }

@@ -45,6 +45,7 @@ struct AtcFlags {
   LogLevel log = LogLevel::kNull;
   std::string om;
   std::string json;
+  std::string singleop;  // --singleop: the JSON list of operators
   std::vector<std::string> given;  // flag names in command-line order
 };
 

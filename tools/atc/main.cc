@@ -40,7 +40,7 @@ int Main(int argc, char** argv) {
   switch (flags.mode) {
     case 1: err = RunOmToJson(flags); break;
     case 6: err = RunOmSummary(flags); break;
-    default: err = RunCompile(flags); break;
+    default: err = flags.singleop.empty() ? RunCompile(flags) : RunSingleOp(flags); break;
   }
   if (err) return Fail(*err);
   std::printf("ATC run success, welcome to the next use.\n");

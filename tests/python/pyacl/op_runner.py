@@ -7,6 +7,7 @@ CASE.json: {"op": str, "mode": "v2" | "v1" | "handle" | "compile_v2",
             "inputs": [{"npy": path, "const": bool} | null (absent optional input)],
             "outputs": [{"dtype": aclDataType, "dims": [...], "npy": path to write}],
             "attrs": [[kind, name, value], ...]  kind: bool|int|float|string|list_int|list_float|data_type|list_list_int,
+            "model_dir": a directory of atc --singleop models to load first (optional),
             "runs": n (handle mode: runs of the same handle)}
 Prints one JSON line: {"ret": ..., "msg": ..., "sync": ..., "out_dims": [...]}."""
 import json
@@ -26,6 +27,8 @@ ACL_FORMAT_ND = 2
 def main(path):
     case = json.load(open(path))
     assert acl.init() == 0 and acl.rt.set_device(0) == 0
+    if case.get("model_dir"):
+        assert acl.op.set_model_dir(case["model_dir"]) == 0, acl.get_recent_err_msg()
     stream, ret = acl.rt.create_stream()
     assert ret == 0
     keep, in_descs, in_bufs = [], [], []
@@ -36,7 +39,7 @@ def main(path):
             continue
         a = np.ascontiguousarray(np.load(spec["npy"]))
         keep.append(a)
-        d = acl.create_tensor_desc(ACL_BY_NUMPY[a.dtype], list(a.shape), ACL_FORMAT_ND)
+        d = acl.create_tensor_desc(ACL_BY_NUMPY[a.dtype], list(a.shape), spec.get("format", ACL_FORMAT_ND))
         if spec.get("const"):
             assert acl.set_tensor_const(d, acl.util.numpy_to_ptr(a), a.nbytes) == 0
         dev, ret = acl.rt.malloc(max(a.nbytes, 1), 0)
