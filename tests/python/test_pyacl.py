@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -38,6 +39,17 @@ def compile_(model, tmp_path, name, shapes=None, extra=()):
     path = oc_harness.save_model(model, str(tmp_path), name)
     om, _ = oc_harness.atc_compile(path, str(tmp_path / name), input_shapes=shapes, extra=extra)
     return om
+
+
+def run_model_snippet(om, body):
+    """run_snippet with the model at `om` loaded first (`mid`, `desc`; json, numpy as np and acl imported)."""
+    prologue = f"""
+        import json, numpy as np, acl
+        assert acl.init() == 0 and acl.rt.set_device(0) == 0
+        mid, ret = acl.mdl.load_from_file({om!r}); assert ret == 0
+        desc = acl.mdl.create_desc(); assert acl.mdl.get_desc(desc, mid) == 0
+    """
+    return run_snippet(textwrap.dedent(prologue) + textwrap.dedent(body))
 
 
 @pytest.mark.parametrize("mode", [[], ["--async", "--loop", "3"]])
@@ -127,11 +139,7 @@ def test_pyacl_dynamic_batch_gear(tmp_path):
     om = compile_(m, tmp_path, "gears", {"image": [-1, 3, 16, 16]}, extra=["--dynamic_batch_size=1,4"])
     x = f32(4, 3, 16, 16)
     np.save(tmp_path / "x.npy", x)
-    r = run_snippet(f"""
-        import json, numpy as np, acl
-        assert acl.init() == 0 and acl.rt.set_device(0) == 0
-        mid, ret = acl.mdl.load_from_file({om!r}); assert ret == 0
-        desc = acl.mdl.create_desc(); assert acl.mdl.get_desc(desc, mid) == 0
+    r = run_model_snippet(om, f"""
         gears, ret = acl.mdl.get_dynamic_batch(desc); assert ret == 0
         idx, ret = acl.mdl.get_input_index_by_name(desc, "ascend_mbatch_shape_data"); assert ret == 0
         x = np.load({str(tmp_path / 'x.npy')!r})
@@ -258,11 +266,7 @@ def test_pyacl_model_with_unknown_dims_runs_at_the_shape_a_tensor_desc_gives(tmp
     om = compile_(m, tmp_path, "dyn")
     x = f32(3, 3, 16, 16)
     np.save(tmp_path / "x.npy", x)
-    r = run_snippet(f"""
-        import json, numpy as np, acl
-        assert acl.init() == 0 and acl.rt.set_device(0) == 0
-        mid, ret = acl.mdl.load_from_file({om!r}); assert ret == 0
-        desc = acl.mdl.create_desc(); assert acl.mdl.get_desc(desc, mid) == 0
+    r = run_model_snippet(om, f"""
         in_dims, _ = acl.mdl.get_input_dims(desc, 0)
         x = np.load({str(tmp_path / 'x.npy')!r})
         inp, outp = acl.mdl.create_dataset(), acl.mdl.create_dataset()
