@@ -13,7 +13,7 @@ import ctypes as _ct
 from . import _lib
 from ._lib import lib as _c, ptr as _ptr, text as _text, cstr as _cstr
 
-__all__ = ["rt", "mdl", "op", "util"]
+__all__ = ["rt", "mdl", "op", "prof", "util"]
 
 
 def init(config_path=None):
@@ -130,10 +130,10 @@ def float_to_float16(value):
     return _c.aclFloatToFloat16(value)
 
 
-from . import mdl, op, rt, util  # noqa: E402  (they import the helpers above)
+from . import mdl, op, prof, rt, util  # noqa: E402  (they import the helpers above)
 
 
 def __getattr__(name):
-    # pyACL parts this module does not have (acl.media, acl.prof, ...):
+    # pyACL parts this module does not have (acl.media, ...):
     # a clear error, not a bare AttributeError.
     raise AttributeError(f"acl.{name} is not supported by OpenCANN's acl module (docs/python.md lists what is)")

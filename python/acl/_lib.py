@@ -93,6 +93,13 @@ _SIGNATURES = {
     "aclFloatToFloat16": (ctypes.c_uint16, [ctypes.c_float]),
     "aclSetTensorConst": (ERR, [P, P, SZ]),
     "aclSetTensorPlaceMent": (ERR, [P, ctypes.c_int]),
+    # profiling
+    "aclprofInit": (ERR, [STR, SZ]),
+    "aclprofFinalize": (ERR, []),
+    "aclprofCreateConfig": (P, [ctypes.POINTER(U32), U32, ctypes.c_int, P, U64]),
+    "aclprofDestroyConfig": (ERR, [P]),
+    "aclprofStart": (ERR, [P]),
+    "aclprofStop": (ERR, [P]),
     # single operators
     "aclopCreateAttr": (P, []),
     "aclopDestroyAttr": (None, [P]),

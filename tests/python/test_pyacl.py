@@ -249,7 +249,7 @@ def test_pyacl_parts_not_implemented_say_so():
     r = run_snippet("""
         import json, acl
         msgs = []
-        for get in (lambda: acl.prof.init, lambda: acl.mdl.set_aipp_by_input_index, lambda: acl.media):
+        for get in (lambda: acl.prof.set_device_list, lambda: acl.mdl.set_aipp_by_input_index, lambda: acl.media):
             try:
                 get()
                 msgs.append(None)
@@ -292,3 +292,29 @@ def test_pyacl_model_with_unknown_dims_runs_at_the_shape_a_tensor_desc_gives(tmp
     assert r["set"] == 0 and r["exe"] == 0 and r["out_dims"] == [3, 5]
     (ref,) = oc_harness.ort_run(m, {"image": x})
     np.testing.assert_allclose(np.array(r["y"], np.float32), ref, rtol=1e-4, atol=1e-6)
+
+
+def test_pyacl_profiling_writes_an_op_summary_of_the_run(tmp_path):
+    om = compile_(convnet(), tmp_path, "convnet", {"image": [1, 3, 16, 16]})
+    out = tmp_path / "prof"
+    r = run_model_snippet(om, f"""
+        import glob, os
+        rets = [acl.prof.init({str(out)!r})]
+        cfg = acl.prof.create_config([0], 0, 0, 0x0001 | 0x0002)  # ACL_PROF_ACL_API | ACL_PROF_TASK_TIME
+        rets.append(acl.prof.start(cfg))
+        inp, outp = acl.mdl.create_dataset(), acl.mdl.create_dataset()
+        for n, size_of, ds in ((acl.mdl.get_num_inputs(desc), acl.mdl.get_input_size_by_index, inp),
+                               (acl.mdl.get_num_outputs(desc), acl.mdl.get_output_size_by_index, outp)):
+            for i in range(n):
+                p, _ = acl.rt.malloc(size_of(desc, i), 0)
+                acl.mdl.add_dataset_buffer(ds, acl.create_data_buffer(p, size_of(desc, i)))
+        rets += [acl.mdl.execute(mid, inp, outp) for _ in range(3)]
+        rets += [acl.prof.stop(cfg), acl.prof.destroy_config(cfg), acl.prof.finalize()]
+        bad = acl.prof.create_config([7], 0, 0, 0x0002)
+        summaries = glob.glob(os.path.join({str(out)!r}, "PROF_*", "op_summary_*.csv"))
+        print(json.dumps({{"rets": rets, "bad": bad, "rows": open(summaries[0]).read().count("\\n") if summaries else 0}}))
+    """)
+    assert all(v == 0 for v in r["rets"]), r
+    assert r["bad"] == 0  # device 7 does not exist: NULL config
+    # 3 runs of a 6-node model (after fusion at least 3 nodes per run) plus the header.
+    assert r["rows"] >= 1 + 3 * 3, r
