@@ -1,4 +1,5 @@
 #include "atc_compile.h"
+#include "aipp.h"
 #include "fusion_switch.h"
 
 #include <algorithm>
@@ -277,6 +278,11 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   GearSet gears;
   if (auto err = ResolveGears(f, *graph, shape_entries, &gears)) return err;
   if (gears.mode != GearMode::kNone) StoreGears(*graph, gears);
+  if (!f.insert_op_conf.empty()) {
+    std::vector<AippConfig> aipp;
+    if (auto err = ParseAippConfig(f.insert_op_conf, &aipp)) return err;
+    if (auto err = InsertAipp(*graph, aipp)) return err;
+  }
   if (!f.input_format.empty()) graph->metadata["input_format"] = f.input_format;
   graph->metadata["precision_mode"] = f.precision_mode;
   progress.StageDone("parse model");

@@ -46,6 +46,9 @@ constexpr FlagInfo kFlags[] = {
      "\"<pass>:off\" lines; \"ALL\" names every switchable pass (fuse-qdq, fold-conv-batchnorm, fuse-layernorm, "
      "fuse-gelu, fuse-attention, fuse-bias-activation, nchwc-layout); other fusion names are ignored with a warning"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
+    {"insert_op_conf", "<aipp.cfg>",
+     "static AIPP: uint8 images (RGB888_U8, YUV420SP_U8, YUV400_U8) preprocessed inside the model - channel swap, "
+     "crop, colour-space conversion, mean/min/scale (docs/aipp.md)"},
     {"singleop", "<ops.json>",
      "compile the single operators the JSON lists (op, input_desc, output_desc, attr) into one .om each in the "
      "--output directory, for aclopSetModelDir / aclopLoad (docs/single_op.md)"},
@@ -62,7 +65,6 @@ struct Unsupported {
   const char* reason;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"insert_op_conf", "AIPP preprocessing is not available yet"},
     {"input_shape_range", "shape ranges are not available; use -1 dims in --input_shape (any size at run time) "
                           "or gears (--dynamic_batch_size, --dynamic_image_size, --dynamic_dims)"},
     {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
@@ -179,6 +181,7 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
   else if (name == "fusion_switch_file") { f->fusion_switch_file = value; }
   else if (name == "om") { f->om = value; }
   else if (name == "singleop") { f->singleop = value; }
+  else if (name == "insert_op_conf") { f->insert_op_conf = value; }
   else if (name == "json") { f->json = value; }
   return std::nullopt;
 }

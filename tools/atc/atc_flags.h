@@ -46,6 +46,7 @@ struct AtcFlags {
   std::string om;
   std::string json;
   std::string singleop;  // --singleop: the JSON list of operators
+  std::string insert_op_conf;  // --insert_op_conf: static AIPP configuration
   std::vector<std::string> given;  // flag names in command-line order
 };
 

@@ -190,7 +190,10 @@ SingleOpSpec SpecFrom(const json& entry) {
 
 std::string Joined(const std::vector<size_t>& v) {
   std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
   return s;
 }
 
