@@ -133,9 +133,9 @@ def test_unknown_flag_is_an_error_with_a_suggestion(model, tmp_path):
 
 def test_known_but_unimplemented_flag_says_not_supported(model, tmp_path):
     rc, out = run_atc(f"--model={model}", "--framework=5", f"--output={tmp_path / 'o'}",
-                      "--insert_op_conf=aipp.cfg")
+                      "--input_shape_range=x:[1~8,3,224,224]")
     assert rc != 0
-    assert "not supported" in out and "--insert_op_conf" in out
+    assert "not supported" in out and "--input_shape_range" in out
 
 
 def test_flag_given_twice_is_an_error(model, tmp_path):
