@@ -1,5 +1,6 @@
 #include "atc_compile.h"
 #include "aipp.h"
+#include "io_types.h"
 #include "fusion_switch.h"
 
 #include <algorithm>
@@ -283,6 +284,8 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
     if (auto err = ParseAippConfig(f.insert_op_conf, &aipp)) return err;
     if (auto err = InsertAipp(*graph, aipp)) return err;
   }
+  if (!f.output_type.empty() || !f.input_fp16_nodes.empty())
+    if (auto err = ApplyIoTypes(*graph, f.output_type, f.input_fp16_nodes)) return err;
   if (!f.input_format.empty()) graph->metadata["input_format"] = f.input_format;
   graph->metadata["precision_mode"] = f.precision_mode;
   progress.StageDone("parse model");

@@ -46,6 +46,9 @@ constexpr FlagInfo kFlags[] = {
      "\"<pass>:off\" lines; \"ALL\" names every switchable pass (fuse-qdq, fold-conv-batchnorm, fuse-layernorm, "
      "fuse-gelu, fuse-attention, fuse-bias-activation, nchwc-layout); other fusion names are ignored with a warning"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
+    {"output_type", "<FP32|FP16|UINT8 or \"node:index:FP16;...\">",
+     "data type of all model outputs, or of the named outputs (node output index, or the output tensor's name)"},
+    {"input_fp16_nodes", "<\"input1;input2\">", "these float32 inputs take float16 data (converted inside the model)"},
     {"insert_op_conf", "<aipp.cfg>",
      "static AIPP: uint8 images (RGB888_U8, YUV420SP_U8, YUV400_U8) preprocessed inside the model - channel swap, "
      "crop, colour-space conversion, mean/min/scale (docs/aipp.md)"},
@@ -68,31 +71,34 @@ constexpr Unsupported kUnsupported[] = {
     {"input_shape_range", "shape ranges are not available; use -1 dims in --input_shape (any size at run time) "
                           "or gears (--dynamic_batch_size, --dynamic_image_size, --dynamic_dims)"},
     {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
-    {"output_type", "changing output data types is not available yet"},
-    {"input_fp16_nodes", "float16 inputs are not available yet"},
     {"is_input_adjust_hw_layout", "float16 / NC1HWC0 inputs are not available"},
     {"is_output_adjust_hw_layout", "float16 / NC1HWC0 outputs are not available"},
-    {"op_select_implmode", "kernels are chosen by CPU features, not by this switch"},
-    {"optypelist_for_implmode", "kernels are chosen by CPU features, not by this switch"},
-    {"enable_small_channel", "not applicable to CPU kernels"},
-    {"keep_dtype", "all computation stays in the model's dtypes (float32)"},
-    {"customize_dtypes", "all computation stays in the model's dtypes (float32)"},
-    {"modify_mixlist", "mixed precision is not available yet"},
-    {"op_precision_mode", "per-op precision is not available yet"},
-    {"compression_optimize_conf", "weight compression is not available yet"},
-    {"buffer_optimize", "buffer optimisation cannot be configured yet"},
-    {"disable_reuse_memory", "activation memory reuse cannot be switched off yet"},
-    {"external_weight", "weights are always stored inside the .om"},
-    {"op_debug_level", "operator debug builds are not available"},
+    {"dump_mode", "dumping is not available yet"},
+};
+
+// ATC options that tune how Ascend hardware runs a model, or where ATC keeps
+// its own files: they change nothing a CPU computes, so a command line written
+// for ATC runs here with a warning naming each one.
+constexpr Unsupported kIgnored[] = {
+    {"op_select_implmode", "kernels are chosen by CPU features"},
+    {"optypelist_for_implmode", "kernels are chosen by CPU features"},
+    {"enable_small_channel", "a hint for Ascend cores"},
+    {"keep_dtype", "every op already computes in the model's data types (float32)"},
+    {"customize_dtypes", "every op already computes in the model's data types (float32)"},
+    {"modify_mixlist", "mixed precision lists apply to Ascend cores; see --precision_mode"},
+    {"op_precision_mode", "per-op precision applies to Ascend cores"},
+    {"compression_optimize_conf", "weight compression applies to Ascend cores"},
+    {"buffer_optimize", "buffer optimisation applies to Ascend on-chip buffers"},
+    {"disable_reuse_memory", "activation memory is always planned with reuse"},
+    {"op_debug_level", "operator debug builds apply to Ascend kernels"},
     {"op_compiler_cache_mode", "there is no operator compile cache"},
     {"op_compiler_cache_dir", "there is no operator compile cache"},
-    {"debug_dir", "there is no operator compile cache"},
-    {"auto_tune_mode", "auto tuning is not available yet"},
-    {"host_env_os", "atc always compiles for the machine it runs on"},
-    {"host_env_cpu", "atc always compiles for the machine it runs on"},
-    {"virtual_type", "device virtualisation is not available"},
-    {"dump_mode", "dumping is not available yet"},
-    {"check_report", "model pre-check reports are not available yet"},
+    {"debug_dir", "there are no operator debug files"},
+    {"auto_tune_mode", "there is no auto tuning"},
+    {"host_env_os", "the .om is always made for the machine atc runs on (its loader checks the CPU)"},
+    {"host_env_cpu", "the .om is always made for the machine atc runs on (its loader checks the CPU)"},
+    {"virtual_type", "there is no device virtualisation"},
+    {"check_report", "no pre-check report is written"},
 };
 
 const FlagInfo* FindFlag(const std::string& name) {
@@ -182,6 +188,8 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
   else if (name == "om") { f->om = value; }
   else if (name == "singleop") { f->singleop = value; }
   else if (name == "insert_op_conf") { f->insert_op_conf = value; }
+  else if (name == "output_type") { f->output_type = value; }
+  else if (name == "input_fp16_nodes") { f->input_fp16_nodes = value; }
   else if (name == "json") { f->json = value; }
   return std::nullopt;
 }
@@ -206,6 +214,14 @@ std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags) {
     std::string value = has_value ? body.substr(eq + 1) : std::string();
     const FlagInfo* info = FindFlag(name);
     if (!info) {
+      bool ignored = false;
+      for (const auto& u : kIgnored) {
+        if (name != u.name) continue;
+        if (!has_value && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) value = argv[++i];
+        flags->warnings.push_back("--" + name + (value.empty() ? "" : "=" + value) + " is ignored: " + u.reason);
+        ignored = true;
+      }
+      if (ignored) continue;
       for (const auto& u : kUnsupported)
         if (name == u.name)
           return AtcError{"E10004", "parameter [--" + name + "] is not supported yet: " + u.reason};

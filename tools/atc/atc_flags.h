@@ -47,7 +47,10 @@ struct AtcFlags {
   std::string json;
   std::string singleop;  // --singleop: the JSON list of operators
   std::string insert_op_conf;  // --insert_op_conf: static AIPP configuration
+  std::string output_type;       // "FP16" or "node:0:FP16;y:FP32"
+  std::string input_fp16_nodes;  // "input1;input2"
   std::vector<std::string> given;  // flag names in command-line order
+  std::vector<std::string> warnings;  // ATC tuning flags accepted and ignored (atc prints them)
 };
 
 // The E10001 error "Value [value] for parameter [--flag] is invalid: why".

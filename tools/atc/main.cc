@@ -35,6 +35,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   std::printf("ATC start working now, please wait for a moment.\n");
+  for (const std::string& w : flags.warnings) std::printf("[WARNING] ATC: %s\n", w.c_str());
   std::fflush(stdout);
   std::optional<AtcError> err;
   switch (flags.mode) {
