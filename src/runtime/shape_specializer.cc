@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 
 #include "graph/graph_clone.h"
 #include "ops/cpu/gemm_bf16.h"
@@ -109,8 +110,36 @@ size_t ShapeSpecializer::DefaultCapacity() {
 ShapeSpecializer::ShapeSpecializer(std::shared_ptr<const Graph> graph,
                                    std::vector<std::span<const uint8_t>> prepacked, size_t capacity)
     : graph_(std::move(graph)), capacity_(capacity ? capacity : 1) {
+  ranges_.resize(graph_->inputs.size());
+  if (auto it = graph_->metadata.find(kInputShapeRangeKey); it != graph_->metadata.end()) {
+    // "x:1~8,-,224,224;y:..." (malformed parts are skipped: the file's checksum vouches for it).
+    std::stringstream entries(it->second);
+    for (std::string entry; std::getline(entries, entry, ';');) {
+      const size_t colon = entry.rfind(':');
+      if (colon == std::string::npos) continue;
+      const std::string name = entry.substr(0, colon);
+      for (size_t i = 0; i < graph_->inputs.size(); ++i) {
+        if (graph_->inputs[i]->name != name) continue;
+        std::stringstream dims(entry.substr(colon + 1));
+        for (std::string d; std::getline(dims, d, ',');) {
+          const size_t t = d.find('~');
+          if (t == std::string::npos) {
+            ranges_[i].emplace_back(0, -1);
+          } else {
+            ranges_[i].emplace_back(std::strtoll(d.substr(0, t).c_str(), nullptr, 10),
+                                    std::strtoll(d.substr(t + 1).c_str(), nullptr, 10));
+          }
+        }
+      }
+    }
+  }
   for (size_t i = 0; i < prepacked.size() && i < graph_->nodes().size(); ++i)
     if (!prepacked[i].empty()) packed_[graph_->nodes()[i]->name] = prepacked[i];
+}
+
+std::pair<int64_t, int64_t> ShapeSpecializer::DimRange(size_t i, size_t d) const {
+  if (i < ranges_.size() && d < ranges_[i].size()) return ranges_[i][d];
+  return {0, -1};
 }
 
 Status ShapeSpecializer::CheckSignature(const ShapeSignature& shapes) const {
@@ -128,6 +157,9 @@ Status ShapeSpecializer::CheckSignature(const ShapeSignature& shapes) const {
       if (s[d] < 0)
         return InvalidArgument("input ", i, " ('", in.name, "'): dim ", d, " is ", s[d],
                                " in ", DimsString(s), " (a concrete shape has every dim >= 0)");
+      if (const auto [lo, hi] = DimRange(i, d); s[d] < lo || (hi >= 0 && s[d] > hi))
+        return InvalidArgument("input ", i, " ('", in.name, "'): dim ", d, " is ", s[d], " in ", DimsString(s),
+                               ", outside the range ", lo, "~", hi, " the model was compiled for");
       if (in.has_shape && in.shape[d] >= 0 && in.shape[d] != s[d])
         return InvalidArgument("input ", i, " ('", in.name, "'): dim ", d, " is ", s[d], " in ",
                                DimsString(s), " but the model fixes it to ", in.shape[d], " ",

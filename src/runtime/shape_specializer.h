@@ -41,6 +41,10 @@ namespace oc {
 
 using ShapeSignature = std::vector<std::vector<int64_t>>;  // one shape per graph input
 
+// Graph metadata key of atc's shape ranges: "x:1~8,-,224,224;y:..." (per dim
+// lo~hi, hi -1 unbounded, "-" no range). CheckSignature enforces them.
+inline constexpr const char* kInputShapeRangeKey = "input_shape_range";
+
 // "x[1,3,224,224], y[1,10]": the inputs' names with their shapes.
 std::string SignatureString(const Graph& graph, const ShapeSignature& shapes);
 
@@ -61,6 +65,9 @@ class ShapeSpecializer {
   // input's rank, every dim >= 0 and equal to the input's fixed dims. Errors
   // name the input and the dim.
   Status CheckSignature(const ShapeSignature& shapes) const;
+  // The range of dim `d` of input `i` from kInputShapeRangeKey: {lo, hi}
+  // (hi -1: unbounded); {0, -1} without one.
+  std::pair<int64_t, int64_t> DimRange(size_t i, size_t d) const;
 
   // The executable for `shapes` (specialised on first use), or nullptr when
   // those shapes need the interpreter (see above; Interpreter() then runs
@@ -96,6 +103,7 @@ class ShapeSpecializer {
 
   std::shared_ptr<const Graph> graph_;
   size_t capacity_;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> ranges_;  // per input, per dim
   // Prepacked bytes by node name: from the .om, then learnt from the first
   // executable that packed a node the .om had none for (kernels check the
   // bytes' layout and repack when they do not fit).

@@ -262,8 +262,7 @@ def test_dynamic_dims_through_msame(tmp_path):
     (["--input_shape=x:-1,3,224,224", "--dynamic_batch_size=1,2", "--dynamic_dims=1;2"], "mutually exclusive"),
     (["--input_shape=x:1,3,-1,-1", "--dynamic_image_size=16,16,3;8,8"], "expected 2"),
     (["--input_shape=x:-1,3,-1,224", "--dynamic_dims=1,16;2"], "expected 2"),
-    (["--input_shape_range=x:[1~8,3,224,224]"], "not supported"),
-    (["--input_shape=x:1~8,3,224,224"], "ranges are not available"),
+    (["--input_shape=x:1~8,3,224,224", "--dynamic_batch_size=1,2"], "cannot be used together"),
 ])
 def test_atc_gear_flag_errors(tmp_path, flags, fragment):
     path = oc_harness.save_model(conv_model(), str(tmp_path), "c")
@@ -532,3 +531,36 @@ def test_nms_with_many_boxes_matches_onnxruntime(tmp_path, kind):
     m = single_op_model("NonMaxSuppression", {"boxes": boxes, "scores": scores}, consts,
                         attrs={"center_point_box": center})
     run_with_inputs(tmp_path, m, {"boxes": boxes, "scores": scores}, "nms_" + kind)
+
+
+@pytest.mark.parametrize("flag,ok_shapes,bad_shape,range_text", [
+    ("--input_shape=x:1~4,16", [(1, 16), (4, 16)], (5, 16), "1~4"),
+    ("--input_shape_range=x:[2~-1,16]", [(2, 16), (9, 16)], (1, 16), "2~-1"),
+])
+def test_shape_ranges_compile_dynamic_and_bound_the_run_time_shapes(tmp_path, flag, ok_shapes, bad_shape, range_text):
+    m = mlp_model()
+    om, proc = compile_(m, tmp_path, "ranged", flag)
+    assert "Dynamic shapes" in proc.stdout, proc.stdout
+    for i, shape in enumerate(ok_shapes):
+        x = f32(*shape)
+        (y,) = oc_harness.ort_run(m, {"x": x})
+        outs = msame(om, [x], tmp_path / f"ok{i}", "--dymShape", "x:" + ",".join(map(str, shape)),
+                     "--outputSize", str(y.nbytes))
+        oc_harness.assert_close(outs[0], y, rtol=1e-4, atol=1e-5, what=f"{flag} at {shape}")
+    x = f32(*bad_shape)
+    os.makedirs(tmp_path / "bad", exist_ok=True)
+    _, proc = oc_harness.msame_run(om, [x], str(tmp_path / "bad"), check=False,
+                                   extra=("--dymShape", "x:" + ",".join(map(str, bad_shape)), "--outputSize", "4096"))
+    assert proc.returncode != 0 and f"outside the range {range_text}" in proc.stdout + proc.stderr, \
+        proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("flags,fragment", [
+    (["--input_shape=x:4~1,16"], "lo~hi"),
+    (["--input_shape=x:1~4,16", "--input_shape_range=x:[1~4,16]"], "cannot be used together"),
+    (["--input_shape=x:1~4,16", "--dynamic_batch_size=1,2"], "cannot be used together"),
+])
+def test_bad_shape_ranges_are_refused(tmp_path, flags, fragment):
+    path = oc_harness.save_model(mlp_model(), str(tmp_path), "m")
+    _, proc = oc_harness.atc_compile(path, str(tmp_path / "m"), extra=flags, check=False)
+    assert proc.returncode != 0 and fragment in proc.stdout + proc.stderr, proc.stdout + proc.stderr

@@ -240,11 +240,15 @@ void ReportInt8Accuracy(const Executable& exe, const quant::CalibrationSet& samp
 std::optional<ShapeSignature> ProbeDynamicShapes(ShapeSpecializer& spec, const Graph& g) {
   for (int64_t probe : {1, 32, 224}) {
     ShapeSignature shapes;
-    for (const Value* in : g.inputs) {
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const Value* in = g.inputs[i];
       if (!in->has_shape) return std::nullopt;  // unknown rank: nothing to probe with
       std::vector<int64_t> dims = in->shape;
-      for (int64_t& d : dims)
-        if (d < 0) d = probe;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] >= 0) continue;
+        const auto [lo, hi] = spec.DimRange(i, d);  // --input_shape ranges bound the probe
+        dims[d] = std::max(lo, hi >= 0 ? std::min(probe, hi) : probe);
+      }
       shapes.push_back(std::move(dims));
     }
     auto exe = spec.Get(shapes);
@@ -257,8 +261,13 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   if (auto err = ValidateCompileFlags(f)) return err;
   OnnxParseOptions popts;
   OrderedInputShapes shape_entries;
-  if (!f.input_shape.empty()) {
-    if (auto err = ParseInputShapeOrdered(f.input_shape, &shape_entries)) return err;
+  InputRanges ranges;
+  if (!f.input_shape.empty() && !f.input_shape_range.empty())
+    return AtcError{"E10001", "--input_shape and --input_shape_range cannot be used together (write lo~hi dims in "
+                              "--input_shape)"};
+  const std::string& shape_text = f.input_shape.empty() ? f.input_shape_range : f.input_shape;
+  if (!shape_text.empty()) {
+    if (auto err = ParseInputShapeOrdered(shape_text, &shape_entries, &ranges)) return err;
     for (const auto& [name, dims] : shape_entries)
       if (std::find(dims.begin(), dims.end(), -1) == dims.end()) popts.input_shapes[name] = dims;
   }
@@ -279,6 +288,20 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   GearSet gears;
   if (auto err = ResolveGears(f, *graph, shape_entries, &gears)) return err;
   if (gears.mode != GearMode::kNone) StoreGears(*graph, gears);
+  if (!ranges.empty()) {
+    if (gears.mode != GearMode::kNone)
+      return AtcError{"E10001", "shape ranges (lo~hi) and --dynamic_* gears cannot be used together"};
+    std::string text;
+    for (const auto& [name, dims] : ranges) {
+      if (!text.empty()) text += ';';
+      text += name + ":";
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (d) text += ',';
+        text += dims[d].first < 0 ? std::string("-") : std::to_string(dims[d].first) + "~" + std::to_string(dims[d].second);
+      }
+    }
+    graph->metadata[kInputShapeRangeKey] = text;
+  }
   if (!f.insert_op_conf.empty()) {
     std::vector<AippConfig> aipp;
     if (auto err = ParseAippConfig(f.insert_op_conf, &aipp)) return err;

@@ -46,6 +46,9 @@ constexpr FlagInfo kFlags[] = {
      "\"<pass>:off\" lines; \"ALL\" names every switchable pass (fuse-qdq, fold-conv-batchnorm, fuse-layernorm, "
      "fuse-gelu, fuse-attention, fuse-bias-activation, nchwc-layout); other fusion names are ignored with a warning"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
+    {"input_shape_range", "<\"name:[1~8,3,224,224];...\">",
+     "dims given as ranges lo~hi (hi -1: unbounded): dynamic dims whose run-time values are checked against the "
+     "range; the same as lo~hi dims in --input_shape"},
     {"output_type", "<FP32|FP16|UINT8 or \"node:index:FP16;...\">",
      "data type of all model outputs, or of the named outputs (node output index, or the output tensor's name)"},
     {"input_fp16_nodes", "<\"input1;input2\">", "these float32 inputs take float16 data (converted inside the model)"},
@@ -68,8 +71,6 @@ struct Unsupported {
   const char* reason;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"input_shape_range", "shape ranges are not available; use -1 dims in --input_shape (any size at run time) "
-                          "or gears (--dynamic_batch_size, --dynamic_image_size, --dynamic_dims)"},
     {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
     {"is_input_adjust_hw_layout", "float16 / NC1HWC0 inputs are not available"},
     {"is_output_adjust_hw_layout", "float16 / NC1HWC0 outputs are not available"},
@@ -189,6 +190,7 @@ std::optional<AtcError> Assign(AtcFlags* f, const std::string& name, const std::
   else if (name == "singleop") { f->singleop = value; }
   else if (name == "insert_op_conf") { f->insert_op_conf = value; }
   else if (name == "output_type") { f->output_type = value; }
+  else if (name == "input_shape_range") { f->input_shape_range = value; }
   else if (name == "input_fp16_nodes") { f->input_fp16_nodes = value; }
   else if (name == "json") { f->json = value; }
   return std::nullopt;
@@ -277,7 +279,8 @@ std::optional<AtcError> ParseGearList(const std::string& flag, const std::string
 }
 
 std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
-                                               std::vector<std::pair<std::string, std::vector<int64_t>>>* out) {
+                                               std::vector<std::pair<std::string, std::vector<int64_t>>>* out,
+                                               InputRanges* ranges) {
   for (const std::string& item : Split(text, ';')) {
     if (item.empty()) continue;  // tolerate a trailing ';'
     size_t colon = item.rfind(':');
@@ -285,19 +288,33 @@ std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
       return Invalid("input_shape", item, "expected \"input_name:dim0,dim1,...\"");
     std::string name = item.substr(0, colon);
     std::string dims_text = item.substr(colon + 1);
+    if (dims_text.size() >= 2 && dims_text.front() == '[' && dims_text.back() == ']')  // --input_shape_range form
+      dims_text = dims_text.substr(1, dims_text.size() - 2);
     std::vector<int64_t> dims;
+    std::vector<std::pair<int64_t, int64_t>> bounds;
+    bool any_range = false;
     if (!dims_text.empty()) {
       for (const std::string& d : Split(dims_text, ',')) {
         int64_t v = 0;
-        if (d.find('~') != std::string::npos || d == "?")
-          return AtcError{"E10005", "--input_shape [" + item + "]: dim '" + d +
-                                        "' is not supported: shape ranges are not available; write -1 for a dim "
-                                        "that is set at run time"};
+        if (const size_t t = d.find('~'); t != std::string::npos) {
+          int64_t lo = 0, hi = 0;
+          if (!ranges || !ParseInt(d.substr(0, t), &lo) || !ParseInt(d.substr(t + 1), &hi) || lo < 0 ||
+              (hi != -1 && hi < lo))
+            return Invalid("input_shape", item, "range '" + d + "' is not lo~hi with 0 <= lo <= hi (hi -1: no bound)");
+          dims.push_back(-1);
+          bounds.emplace_back(lo, hi);
+          any_range = true;
+          continue;
+        }
+        if (d == "?")
+          return Invalid("input_shape", item, "dim '?' is not supported: write -1 for a dim set at run time");
         if (!ParseInt(d, &v) || v < -1)
-          return Invalid("input_shape", item, "dim '" + d + "' is not a non-negative integer or -1");
+          return Invalid("input_shape", item, "dim '" + d + "' is not a non-negative integer, -1 or lo~hi");
         dims.push_back(v);
+        bounds.emplace_back(-1, -1);
       }
     }
+    if (any_range) (*ranges)[name] = std::move(bounds);
     for (const auto& e : *out)
       if (e.first == name) return Invalid("input_shape", text, "input '" + name + "' is given twice");
     out->emplace_back(name, std::move(dims));
@@ -403,7 +420,7 @@ std::optional<AtcError> ValidateCompileFlags(const AtcFlags& f) {
   if (gear_flags > 1)
     return AtcError{"E10001", "parameters [--dynamic_batch_size], [--dynamic_image_size] and [--dynamic_dims] "
                               "are mutually exclusive; give one"};
-  if (gear_flags == 1 && f.input_shape.find("-1") == std::string::npos)
+  if (gear_flags == 1 && f.input_shape.find("-1") == std::string::npos && f.input_shape.find('~') == std::string::npos)
     return AtcError{"E10001", "--dynamic_batch_size, --dynamic_image_size and --dynamic_dims need --input_shape "
                               "with -1 for the dims the gears set (for example --input_shape=\"x:-1,3,224,224\" "
                               "--dynamic_batch_size=\"1,4,8\")"};

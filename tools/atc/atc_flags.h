@@ -48,6 +48,7 @@ struct AtcFlags {
   std::string singleop;  // --singleop: the JSON list of operators
   std::string insert_op_conf;  // --insert_op_conf: static AIPP configuration
   std::string output_type;       // "FP16" or "node:0:FP16;y:FP32"
+  std::string input_shape_range;  // "x:[1~8,3,224,224]"
   std::string input_fp16_nodes;  // "input1;input2"
   std::vector<std::string> given;  // flag names in command-line order
   std::vector<std::string> warnings;  // ATC tuning flags accepted and ignored (atc prints them)
@@ -66,8 +67,12 @@ std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags);
 std::optional<AtcError> ParseInputShape(const std::string& text,
                                         std::map<std::string, std::vector<int64_t>>* out);
 // The same entries in the order written (the order --dynamic_dims refers to).
+// Per input with a range dim, per dim {lo, hi} (hi -1: unbounded; {-1, -1}: not a range).
+using InputRanges = std::map<std::string, std::vector<std::pair<int64_t, int64_t>>>;
+// `ranges` null: lo~hi dims are refused.
 std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
-                                               std::vector<std::pair<std::string, std::vector<int64_t>>>* out);
+                                               std::vector<std::pair<std::string, std::vector<int64_t>>>* out,
+                                               InputRanges* ranges = nullptr);
 // "--dynamic_batch_size=1,4,8" -> {{1},{4},{8}}; the image-size and dims flags
 // -> one list per ';'-separated gear. Checks syntax (integers >= 1) only.
 std::optional<AtcError> ParseGearList(const std::string& flag, const std::string& text, bool batch,
