@@ -186,6 +186,13 @@ Value* Graph::AddConstant(const std::string& name, DataType dtype, std::vector<i
   return v;
 }
 
+void Graph::RenameValue(Value* v, const std::string& name) {
+  auto it = by_name_.find(v->name);
+  if (it != by_name_.end() && it->second == v) by_name_.erase(it);
+  v->name = name;
+  if (!name.empty()) by_name_[name] = v;
+}
+
 Value* Graph::FindValue(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;

@@ -166,6 +166,8 @@ class Graph {
   Value* AddConstant(const std::string& name, DataType dtype, std::vector<int64_t> shape,
                      TensorData data);
   Value* FindValue(const std::string& name) const;
+  // Gives `v` a new name (which must be unused), keeping FindValue right.
+  void RenameValue(Value* v, const std::string& name);
   // Appends a node; call TopologicalSort() after inserting out of order.
   Node* AddNode(const std::string& op_type, const std::string& name,
                 std::vector<Value*> inputs, std::vector<Value*> outputs,

@@ -102,3 +102,50 @@ def test_bad_configs_are_refused_with_the_reason(tmp_path, cfg, fragment):
     _, proc = oc_harness.atc_compile(path, str(tmp_path / "net"), extra=[f"--insert_op_conf={tmp_path / 'aipp.cfg'}"],
                                      check=False)
     assert proc.returncode != 0 and fragment in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def test_rgb888_to_yuv_with_the_default_matrix_and_the_input_name_kept(tmp_path):
+    kv = dict(input_format="RGB888_U8", csc_switch=True)
+    img = R.integers(0, 256, (1, 16, 20, 3), dtype=np.uint8)
+    img[0, 0, 0] = 255  # white: (235, 128, 128) in GE's RGB->YUV
+    m_rgb2yuv = np.array([[66, 129, 25], [-38, -74, 112], [112, -94, -18]], np.int64)
+    yuv = np.clip(np.floor_divide(img.astype(np.int64) @ m_rgb2yuv.T, 256) + np.array([16, 128, 128]), 0, 255)
+    assert yuv[0, 0, 0].tolist() == [235, 128, 128]
+    m = convnet()
+    (want,) = oc_harness.ort_run(m, {"img": normalise(yuv, kv, 3)})
+    got = run(tmp_path, m, config(**kv), img)
+    np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-4)
+    info = oc_harness.run_tool([oc_harness.ATC, "--mode=6", f"--om={tmp_path / 'net.om'}"]).stdout
+    assert "img: uint8 [1,16,20,3]" in info, info
+
+
+def test_colour_conversion_stays_exact_in_a_bf16_precision_mode(tmp_path):
+    """The CSC sums run as element-wise float32 ops: a bf16 mode (MatMul/Conv in
+    bfloat16) must not round the matrix; only the model's conv differs."""
+    h, w = 8, 8
+    kv = dict(input_format="YUV420SP_U8", csc_switch=True)
+    nv12 = R.integers(0, 256, (1, h * 3 // 2, w, 1), dtype=np.uint8)
+    ident = helper.make_model(helper.make_graph(
+        [helper.make_node("Identity", ["img"], ["y"])], "id",
+        [helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 3, h, w])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, h, w])]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    (tmp_path / "aipp.cfg").write_text(config(**kv))
+    path = oc_harness.save_model(ident, str(tmp_path), "id")
+    om, _ = oc_harness.atc_compile(path, str(tmp_path / "id"), extra=[f"--insert_op_conf={tmp_path / 'aipp.cfg'}",
+                                                                     "--precision_mode=allow_fp32_to_bf16"])
+    (got,), _ = oc_harness.msame_run(om, [nv12], str(tmp_path))
+    y = nv12[0, :h, :, 0].astype(np.int64)
+    uv = nv12[0, h:, :, 0].reshape(h // 2, w // 2, 2).astype(np.int64).repeat(2, 0).repeat(2, 1)
+    p = np.stack([y - 16, uv[..., 0] - 128, uv[..., 1] - 128], -1)
+    mat = np.array([[298, 516, 0], [298, -100, -208], [298, 0, 409]], np.int64)
+    want = np.clip(np.floor_divide(p @ mat.T, 256), 0, 255).transpose(2, 0, 1)[None].astype(np.float32)
+    np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
+def test_source_size_must_match_without_crop(tmp_path):
+    (tmp_path / "aipp.cfg").write_text(config(input_format="RGB888_U8", src_image_size_w=32, src_image_size_h=16))
+    path = oc_harness.save_model(convnet(), str(tmp_path), "net")
+    _, proc = oc_harness.atc_compile(path, str(tmp_path / "net"), extra=[f"--insert_op_conf={tmp_path / 'aipp.cfg'}"],
+                                     check=False)
+    assert proc.returncode != 0 and "without crop they must agree" in proc.stdout + proc.stderr

@@ -98,7 +98,8 @@ std::optional<std::string> Set(AippConfig& c, const std::string& key, const std:
   }
   if (auto it = kUnsupported.find(key); it != kUnsupported.end()) {
     bool off = false;
-    if ((ToBool(value, &off) && !off) || value == "0") return std::nullopt;  // switched off: fine
+    float zero = 1;
+    if ((ToBool(value, &off) && !off) || (ToFloat(value, &zero) && zero == 0)) return std::nullopt;  // off: fine
     return key + ": " + it->second + " is not supported yet";
   }
   if (key == "related_input_rank") return expect_int(&c.related_input_rank);
@@ -113,7 +114,10 @@ std::optional<std::string> Set(AippConfig& c, const std::string& key, const std:
   if (key == "rbuv_swap_switch") return expect_bool(&c.rbuv_swap_switch);
   if (key.rfind("matrix_r", 0) == 0 && key.size() == 11 && key[9] == 'c' && key[8] >= '0' && key[8] <= '2' &&
       key[10] >= '0' && key[10] <= '2')
+  {
+    c.matrix_set = true;
     return expect_int(&c.matrix[key[8] - '0'][key[10] - '0']);
+  }
   for (int k = 0; k < 3; ++k) {
     if (key == "input_bias_" + std::to_string(k)) return expect_int(&c.input_bias[k]);
     if (key == "output_bias_" + std::to_string(k)) return expect_int(&c.output_bias[k]);
@@ -218,6 +222,10 @@ std::optional<AtcError> InsertAipp(Graph& g, const std::vector<AippConfig>& conf
                                 " (w x h) but the model input is " + std::to_string(w) + "x" + std::to_string(h) +
                                 " (resizing is not supported)"};
     const int64_t src_h = c.src_image_size_h ? c.src_image_size_h : h, src_w = c.src_image_size_w ? c.src_image_size_w : w;
+    if (!c.crop && (src_h != h || src_w != w))
+      return AtcError{"E10001", where + ": the source image is " + std::to_string(src_w) + "x" + std::to_string(src_h) +
+                                " (w x h) but the model input is " + std::to_string(w) + "x" + std::to_string(h) +
+                                "; without crop they must agree (resizing is not supported)"};
     const int64_t y0 = c.crop ? c.load_start_pos_h : 0, x0 = c.crop ? c.load_start_pos_w : 0;
     if (y0 < 0 || x0 < 0 || y0 + out_h > src_h || x0 + out_w > src_w)
       return AtcError{"E10001", where + ": the crop window (" + std::to_string(x0) + "," + std::to_string(y0) + ") + " +
@@ -227,7 +235,11 @@ std::optional<AtcError> InsertAipp(Graph& g, const std::vector<AippConfig>& conf
       return AtcError{"E10001", where + ": YUV420SP_U8 needs even image sizes and crop offsets"};
 
     // The new uint8 input: NHWC, or the NV12/NV21 buffer as rows for YUV420SP.
-    Value* img = g.AddValue(g.UniqueName(model_in->name + "_aipp"));
+    // The uint8 image keeps the input's name (applications look inputs up by
+    // name); the float tensor AIPP produces takes a new one.
+    const std::string input_name = model_in->name;
+    g.RenameValue(model_in, g.UniqueName(input_name + "_after_aipp"));
+    Value* img = g.AddValue(input_name);
     img->dtype = DataType::kUInt8;
     img->has_shape = true;
     img->shape = yuv420 ? std::vector<int64_t>{n, src_h * 3 / 2, src_w, 1} : std::vector<int64_t>{n, src_h, src_w, want_c};
@@ -257,10 +269,19 @@ std::optional<AtcError> InsertAipp(Graph& g, const std::vector<AippConfig>& conf
       const bool from_yuv = c.input_format != "RGB888_U8";
       if (from_yuv)
         x = b.Node1("Sub", {x, b.Floats({float(c.input_bias[0]), float(c.input_bias[1]), float(c.input_bias[2])}, {3})});
-      std::vector<float> mt(9);  // p (row) x M^T
+      // GE's defaults: YUV -> BGR for YUV inputs (the struct's), RGB -> YUV for RGB inputs.
+      static const int kRgbToYuv[3][3] = {{66, 129, 25}, {-38, -74, 112}, {112, -94, -18}};
+      std::vector<float> m(9);
       for (int r = 0; r < 3; ++r)
-        for (int k = 0; k < 3; ++k) mt[k * 3 + r] = static_cast<float>(c.matrix[r][k]);
-      x = b.Node1("MatMul", {x, b.Floats(mt, {3, 3})});
+        for (int k = 0; k < 3; ++k)
+          m[r * 3 + k] = static_cast<float>(!from_yuv && !c.matrix_set ? kRgbToYuv[r][k] : c.matrix[r][k]);
+      // sum_k m[r][k] * p[k] as Mul + ReduceSum, not MatMul: exact in float32
+      // (integers below 2^24) and kept out of the bf16 precision modes, which
+      // take MatMul. Ascend's AIPP is integer hardware whatever the mode.
+      x = b.Reshape(x, {n, out_h, out_w, 1, 3});
+      x = b.Node1("Mul", {x, b.Floats(m, {3, 3})});
+      x = b.Node1("ReduceSum", {x, b.Ints({4})});
+      b.last()->SetInt("keepdims", 0);
       x = b.Node1("Div", {x, b.Floats({256.f}, {})});
       x = b.Node1("Floor", {x});
       if (!from_yuv)

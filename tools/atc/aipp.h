@@ -22,6 +22,7 @@ struct AippConfig {
   int load_start_pos_w = 0, load_start_pos_h = 0, crop_size_w = 0, crop_size_h = 0;
   bool csc_switch = false, rbuv_swap_switch = false;
   int matrix[3][3] = {{298, 516, 0}, {298, -100, -208}, {298, 0, 409}};
+  bool matrix_set = false;  // a matrix_r*c* key was given (else the default follows input_format)
   int input_bias[3] = {16, 128, 128};
   int output_bias[3] = {16, 128, 128};
   float mean_chn[4] = {0, 0, 0, 0};

@@ -259,6 +259,7 @@ std::optional<ShapeSignature> ProbeDynamicShapes(ShapeSpecializer& spec, const G
 
 std::optional<AtcError> RunCompile(const AtcFlags& f) {
   if (auto err = ValidateCompileFlags(f)) return err;
+
   OnnxParseOptions popts;
   OrderedInputShapes shape_entries;
   InputRanges ranges;

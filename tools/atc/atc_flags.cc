@@ -84,10 +84,11 @@ constexpr Unsupported kIgnored[] = {
     {"op_select_implmode", "kernels are chosen by CPU features"},
     {"optypelist_for_implmode", "kernels are chosen by CPU features"},
     {"enable_small_channel", "a hint for Ascend cores"},
-    {"keep_dtype", "every op already computes in the model's data types (float32)"},
-    {"customize_dtypes", "every op already computes in the model's data types (float32)"},
-    {"modify_mixlist", "mixed precision lists apply to Ascend cores; see --precision_mode"},
-    {"op_precision_mode", "per-op precision applies to Ascend cores"},
+    // These four change precision under the bf16 and int8 modes: RunCompile refuses them there.
+    {"keep_dtype", "every op computes in the model's data types (float32) in this precision mode"},
+    {"customize_dtypes", "every op computes in the model's data types (float32) in this precision mode"},
+    {"modify_mixlist", "every op computes in the model's data types (float32) in this precision mode"},
+    {"op_precision_mode", "every op computes in the model's data types (float32) in this precision mode"},
     {"compression_optimize_conf", "weight compression applies to Ascend cores"},
     {"buffer_optimize", "buffer optimisation applies to Ascend on-chip buffers"},
     {"disable_reuse_memory", "activation memory is always planned with reuse"},
@@ -221,6 +222,7 @@ std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags) {
         if (name != u.name) continue;
         if (!has_value && i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) value = argv[++i];
         flags->warnings.push_back("--" + name + (value.empty() ? "" : "=" + value) + " is ignored: " + u.reason);
+        flags->ignored.push_back(name);
         ignored = true;
       }
       if (ignored) continue;
@@ -246,6 +248,13 @@ std::optional<AtcError> ParseFlags(int argc, char** argv, AtcFlags* flags) {
     flags->given.push_back(name);
     if (auto err = Assign(flags, name, value)) return err;
   }
+  // Per-op precision lists mean something once ops leave float32.
+  if (flags->precision_mode != "force_fp32" && flags->precision_mode != "must_keep_origin_dtype")
+    for (const std::string& name : flags->ignored)
+      if (name == "keep_dtype" || name == "customize_dtypes" || name == "modify_mixlist" || name == "op_precision_mode")
+        return AtcError{"E10004", "parameter [--" + name + "] is not supported yet with --precision_mode=" +
+                                      flags->precision_mode + ": per-op precision lists are not applied (use "
+                                      "force_fp32, or leave the list out)"};
   return std::nullopt;
 }
 
@@ -288,6 +297,7 @@ std::optional<AtcError> ParseInputShapeOrdered(const std::string& text,
       return Invalid("input_shape", item, "expected \"input_name:dim0,dim1,...\"");
     std::string name = item.substr(0, colon);
     std::string dims_text = item.substr(colon + 1);
+    dims_text.erase(std::remove(dims_text.begin(), dims_text.end(), ' '), dims_text.end());
     if (dims_text.size() >= 2 && dims_text.front() == '[' && dims_text.back() == ']')  // --input_shape_range form
       dims_text = dims_text.substr(1, dims_text.size() - 2);
     std::vector<int64_t> dims;

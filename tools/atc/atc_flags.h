@@ -52,6 +52,7 @@ struct AtcFlags {
   std::string input_fp16_nodes;  // "input1;input2"
   std::vector<std::string> given;  // flag names in command-line order
   std::vector<std::string> warnings;  // ATC tuning flags accepted and ignored (atc prints them)
+  std::vector<std::string> ignored;   // their names
 };
 
 // The E10001 error "Value [value] for parameter [--flag] is invalid: why".

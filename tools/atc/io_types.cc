@@ -1,5 +1,6 @@
 #include "io_types.h"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -21,12 +22,13 @@ std::vector<std::string> Items(const std::string& text) {
   return out;
 }
 
-// Inserts Cast(from) -> `v` in place of `v` as a producer-less value: returns
-// the new value that takes v's role at the graph's edge.
-Value* CastEdge(Graph& g, Value* v, DataType to, bool output) {
+// A Cast at the graph's edge; returns the new edge value. It takes v's name
+// (v, now internal, gets a new one) unless `keep_name` says v must keep it (a
+// graph input that is also an output, an output listed twice).
+Value* CastEdge(Graph& g, Value* v, DataType to, bool output, bool keep_name = false) {
   const std::string name = v->name;
-  v->name = g.UniqueName(name + (output ? "_before_output_type" : "_from_fp16"));
-  Value* edge = g.AddValue(name);
+  if (!keep_name) g.RenameValue(v, g.UniqueName(name + (output ? "_before_output_type" : "_from_fp16")));
+  Value* edge = g.AddValue(keep_name ? g.UniqueName(name + "_" + DataTypeName(to)) : name);
   edge->dtype = to;
   edge->has_shape = v->has_shape;
   edge->shape = v->shape;
@@ -45,6 +47,8 @@ std::optional<AtcError> ApplyIoTypes(Graph& g, const std::string& output_type, c
     size_t k = 0;
     while (k < g.inputs.size() && g.inputs[k]->name != name) ++k;
     if (k == g.inputs.size()) return Invalid("input_fp16_nodes", name, "'" + name + "' is not an input of the model");
+    if (g.IsGraphOutput(g.inputs[k]))
+      return Invalid("input_fp16_nodes", name, "input '" + name + "' is also a model output");
     if (g.inputs[k]->dtype != DataType::kFloat32)
       return Invalid("input_fp16_nodes", name, "input '" + name + "' is " + DataTypeName(g.inputs[k]->dtype) +
                                                    ", not float32");
@@ -79,13 +83,51 @@ std::optional<AtcError> ApplyIoTypes(Graph& g, const std::string& output_type, c
         casts.emplace_back(k, *t);
       }
     }
+    std::vector<const Value*> done;
     for (const auto& [k, t] : casts) {
       Value* v = g.outputs[k];
       if (v->dtype == t) continue;
       if (v->dtype != DataType::kFloat32 && v->dtype != DataType::kFloat16)
         return Invalid("output_type", output_type, "output '" + v->name + "' is " + DataTypeName(v->dtype) +
                                                        ": only float outputs can change type");
-      g.outputs[k] = CastEdge(g, v, t, true);
+      const bool keep = g.IsGraphInput(v) || std::count(done.begin(), done.end(), v) > 0;
+      done.push_back(v);
+      if (t == DataType::kUInt8) {
+        // Saturating, as an image or mask output wants: Clip to 0..255, then Cast (truncating).
+        Value* clipped = g.AddValue(g.UniqueName(v->name + "_clipped"));
+        auto scalar = [&](float f) {
+          return g.AddConstant(g.UniqueName("output_type_bound"), v->dtype == DataType::kFloat16 ? DataType::kFloat32
+                                                                                                   : v->dtype,
+                               {}, TensorData::Copy(&f, sizeof f));
+        };
+        Value* src = v;
+        if (v->dtype == DataType::kFloat16) {  // Clip's bounds share the input's type: clip in float32
+          src = g.AddValue(g.UniqueName(v->name + "_fp32"));
+          Node* up = g.AddNode("Cast", g.UniqueName("output_type_cast"), {v}, {src});
+          up->opset = 13;
+          up->SetInt("to", static_cast<int64_t>(DataType::kFloat32));
+          src->dtype = DataType::kFloat32;
+          src->has_shape = v->has_shape;
+          src->shape = v->shape;
+          src->dim_params = v->dim_params;
+        }
+        Node* clip = g.AddNode("Clip", g.UniqueName("output_type_clip"), {src, scalar(0.f), scalar(255.f)}, {clipped});
+        clip->opset = 13;
+        clipped->dtype = DataType::kFloat32;
+        clipped->has_shape = v->has_shape;
+        clipped->shape = v->shape;
+        clipped->dim_params = v->dim_params;
+        // The Cast's output takes the name (or a fresh one) as for other types.
+        Value* edge = CastEdge(g, clipped, t, true, true);
+        if (!keep) {
+          const std::string name = v->name;
+          g.RenameValue(v, g.UniqueName(name + "_before_output_type"));
+          g.RenameValue(edge, name);
+        }
+        g.outputs[k] = edge;
+        continue;
+      }
+      g.outputs[k] = CastEdge(g, v, t, true, keep);
     }
   }
   if (Status st = g.TopologicalSort(); !st.ok()) return AtcError{"E12001", st.message()};
