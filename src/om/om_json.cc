@@ -219,6 +219,13 @@ std::string OmSummary(const OmModel& model) {
     os << "stored only prepacked: " << model.packed_only_values << " weights, " << model.packed_only_bytes
        << " raw bytes not stored\n";
   os << "file size:        " << model.file_size << " bytes\n";
+  // Compile-time facts the run time acts on (atc's gears, shape ranges, AIPP, single-op type).
+  static const std::pair<const char*, const char*> kShown[] = {
+      {"dynamic_mode", "gears (flag):     "},       {"dynamic_gears", "gears:            "},
+      {"input_shape_range", "shape ranges:     "}, {"aipp", "aipp (input:fmt): "},
+      {"single_op_type", "single operator:  "}};
+  for (const auto& [key, label] : kShown)
+    if (auto it = g.metadata.find(key); it != g.metadata.end()) os << label << it->second << "\n";
   return os.str();
 }
 

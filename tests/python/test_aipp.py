@@ -116,7 +116,7 @@ def test_rgb888_to_yuv_with_the_default_matrix_and_the_input_name_kept(tmp_path)
     got = run(tmp_path, m, config(**kv), img)
     np.testing.assert_allclose(got.reshape(want.shape), want, rtol=1e-4, atol=1e-4)
     info = oc_harness.run_tool([oc_harness.ATC, "--mode=6", f"--om={tmp_path / 'net.om'}"]).stdout
-    assert "img: uint8 [1,16,20,3]" in info, info
+    assert "img: uint8 [1,16,20,3]" in info and "aipp (input:fmt): 0:RGB888_U8" in info, info
 
 
 def test_colour_conversion_stays_exact_in_a_bf16_precision_mode(tmp_path):

@@ -541,6 +541,8 @@ def test_shape_ranges_compile_dynamic_and_bound_the_run_time_shapes(tmp_path, fl
     m = mlp_model()
     om, proc = compile_(m, tmp_path, "ranged", flag)
     assert "Dynamic shapes" in proc.stdout, proc.stdout
+    info = oc_harness.run_tool([oc_harness.ATC, "--mode=6", f"--om={om}"]).stdout
+    assert f"shape ranges:     x:{range_text},-" in info, info
     for i, shape in enumerate(ok_shapes):
         x = f32(*shape)
         (y,) = oc_harness.ort_run(m, {"x": x})
