@@ -30,27 +30,6 @@ namespace {
 
 bool IsHalf(DataType t) { return t == DataType::kFloat16 || t == DataType::kBFloat16; }
 
-int CastOpset(const Graph& graph) {
-  auto it = graph.opset_imports.find("");
-  return it == graph.opset_imports.end() ? 21 : std::max(it->second, 6);
-}
-
-Value* NewValueLike(Graph& graph, const Value& like, const std::string& prefix, DataType dtype) {
-  Value* v = graph.AddValue(graph.UniqueName(prefix));
-  v->dtype = dtype;
-  v->has_shape = like.has_shape;
-  v->shape = like.shape;
-  v->dim_params = like.dim_params;
-  return v;
-}
-
-Node* AddCast(Graph& graph, Value* in, Value* out, DataType to, const std::string& name) {
-  Node* cast = graph.AddNode("Cast", graph.UniqueName(name), {in}, {out});
-  cast->opset = CastOpset(graph);
-  cast->SetInt("to", static_cast<int64_t>(to));
-  return cast;
-}
-
 // Rewires `node` onto float32; false (node unchanged) when its inference does
 // not confirm float32 outputs. `f32_of` holds the float32 copies made so far
 // (one Cast per half value, however many nodes read it).
@@ -116,6 +95,27 @@ Expected<bool> Legalize(Graph& graph, Node& node, const OpDef& def, std::map<Val
 }
 
 }  // namespace
+
+int CastOpset(const Graph& graph) {
+  auto it = graph.opset_imports.find("");
+  return it == graph.opset_imports.end() ? 21 : std::max(it->second, 6);
+}
+
+Value* NewValueLike(Graph& graph, const Value& like, const std::string& prefix, DataType dtype) {
+  Value* v = graph.AddValue(graph.UniqueName(prefix));
+  v->dtype = dtype;
+  v->has_shape = like.has_shape;
+  v->shape = like.shape;
+  v->dim_params = like.dim_params;
+  return v;
+}
+
+Node* AddCast(Graph& graph, Value* in, Value* out, DataType to, const std::string& name) {
+  Node* cast = graph.AddNode("Cast", graph.UniqueName(name), {in}, {out});
+  cast->opset = CastOpset(graph);
+  cast->SetInt("to", static_cast<int64_t>(to));
+  return cast;
+}
 
 bool NeedsTypeLegalization(const Node& node, const OpDef& def) {
   for (const auto* list : {&node.inputs, &node.outputs})

@@ -42,6 +42,13 @@ bool AllInputsConstant(const Node& node);
 // Number of node inputs that read `v` (a node reading it twice counts twice).
 int CountUses(const Graph& graph, const Value* v);
 
+// The opset a Cast added to `graph` takes (the graph's default-domain opset, at least 6).
+int CastOpset(const Graph& graph);
+// A new value shaped like `like`, of element type `dtype`, named UniqueName(prefix).
+Value* NewValueLike(Graph& graph, const Value& like, const std::string& prefix, DataType dtype);
+// A Cast node in -> out converting to `to`, named UniqueName(name).
+Node* AddCast(Graph& graph, Value* in, Value* out, DataType to, const std::string& name);
+
 // The data of `v` when it is a static float32 constant of exactly `count`
 // elements (a per-channel parameter), else nullptr.
 const float* ConstantFloats(const Value* v, int64_t count);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <sstream>
+
+#include "passes/passes.h"
 #include <vector>
 
 namespace oc::atc {
@@ -28,15 +30,10 @@ std::vector<std::string> Items(const std::string& text) {
 Value* CastEdge(Graph& g, Value* v, DataType to, bool output, bool keep_name = false) {
   const std::string name = v->name;
   if (!keep_name) g.RenameValue(v, g.UniqueName(name + (output ? "_before_output_type" : "_from_fp16")));
-  Value* edge = g.AddValue(keep_name ? g.UniqueName(name + "_" + DataTypeName(to)) : name);
-  edge->dtype = to;
-  edge->has_shape = v->has_shape;
-  edge->shape = v->shape;
-  edge->dim_params = v->dim_params;
-  Node* n = output ? g.AddNode("Cast", g.UniqueName("output_type_cast"), {v}, {edge})
-                   : g.AddNode("Cast", g.UniqueName("input_fp16_cast"), {edge}, {v});
-  n->opset = 13;
-  n->SetInt("to", static_cast<int64_t>(output ? to : DataType::kFloat32));
+  Value* edge = NewValueLike(g, *v, name + "_" + DataTypeName(to), to);
+  if (!keep_name) g.RenameValue(edge, name);
+  if (output) AddCast(g, v, edge, to, "output_type_cast");
+  else AddCast(g, edge, v, DataType::kFloat32, "input_fp16_cast");
   return edge;
 }
 
@@ -93,30 +90,18 @@ std::optional<AtcError> ApplyIoTypes(Graph& g, const std::string& output_type, c
       const bool keep = g.IsGraphInput(v) || std::count(done.begin(), done.end(), v) > 0;
       done.push_back(v);
       if (t == DataType::kUInt8) {
-        // Saturating, as an image or mask output wants: Clip to 0..255, then Cast (truncating).
-        Value* clipped = g.AddValue(g.UniqueName(v->name + "_clipped"));
-        auto scalar = [&](float f) {
-          return g.AddConstant(g.UniqueName("output_type_bound"), v->dtype == DataType::kFloat16 ? DataType::kFloat32
-                                                                                                   : v->dtype,
-                               {}, TensorData::Copy(&f, sizeof f));
+        // Saturating, as an image or mask output wants: Clip to 0..255 in float32, then Cast (truncating).
+        auto bound = [&](float f) {
+          return g.AddConstant(g.UniqueName("output_type_bound"), DataType::kFloat32, {}, TensorData::Copy(&f, sizeof f));
         };
         Value* src = v;
-        if (v->dtype == DataType::kFloat16) {  // Clip's bounds share the input's type: clip in float32
-          src = g.AddValue(g.UniqueName(v->name + "_fp32"));
-          Node* up = g.AddNode("Cast", g.UniqueName("output_type_cast"), {v}, {src});
-          up->opset = 13;
-          up->SetInt("to", static_cast<int64_t>(DataType::kFloat32));
-          src->dtype = DataType::kFloat32;
-          src->has_shape = v->has_shape;
-          src->shape = v->shape;
-          src->dim_params = v->dim_params;
+        if (v->dtype == DataType::kFloat16) {  // Clip's bounds share the input's type
+          src = NewValueLike(g, *v, v->name + "_fp32", DataType::kFloat32);
+          AddCast(g, v, src, DataType::kFloat32, "output_type_cast");
         }
-        Node* clip = g.AddNode("Clip", g.UniqueName("output_type_clip"), {src, scalar(0.f), scalar(255.f)}, {clipped});
+        Value* clipped = NewValueLike(g, *v, v->name + "_clipped", DataType::kFloat32);
+        Node* clip = g.AddNode("Clip", g.UniqueName("output_type_clip"), {src, bound(0.f), bound(255.f)}, {clipped});
         clip->opset = 13;
-        clipped->dtype = DataType::kFloat32;
-        clipped->has_shape = v->has_shape;
-        clipped->shape = v->shape;
-        clipped->dim_params = v->dim_params;
         // The Cast's output takes the name (or a fresh one) as for other types.
         Value* edge = CastEdge(g, clipped, t, true, true);
         if (!keep) {
