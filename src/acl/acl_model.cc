@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "acl/acl_model_internal.h"
+#include "runtime/single_op.h"
 
 using namespace oc::acl;
 using oc::StrCat;
@@ -21,26 +22,7 @@ aclError NullArg(const char* name) {
   return Fail(ACL_ERROR_INVALID_PARAM, StrCat("argument '", name, "' is NULL"));
 }
 
-aclDataType ToAclType(oc::DataType t) {
-  using oc::DataType;
-  switch (t) {
-    case DataType::kFloat32: return ACL_FLOAT;
-    case DataType::kFloat16: return ACL_FLOAT16;
-    case DataType::kBFloat16: return ACL_BF16;
-    case DataType::kFloat64: return ACL_DOUBLE;
-    case DataType::kInt8: return ACL_INT8;
-    case DataType::kUInt8: return ACL_UINT8;
-    case DataType::kInt16: return ACL_INT16;
-    case DataType::kUInt16: return ACL_UINT16;
-    case DataType::kInt32: return ACL_INT32;
-    case DataType::kUInt32: return ACL_UINT32;
-    case DataType::kInt64: return ACL_INT64;
-    case DataType::kUInt64: return ACL_UINT64;
-    case DataType::kBool: return ACL_BOOL;
-    case DataType::kString: return ACL_STRING;
-    default: return ACL_DT_UNDEFINED;
-  }
-}
+aclDataType ToAclType(oc::DataType t) { return static_cast<aclDataType>(oc::DataTypeToAcl(t)); }
 
 void ModelObj::BeginExecution() {
   std::lock_guard<std::mutex> lk(inflight_mu);

@@ -297,24 +297,24 @@ SingleOpResult Error(SingleOpErrorKind kind, const std::string& op, const std::s
 
 }  // namespace
 
-// The numbers are aclDataType's (include/acl/acl_base.h; oc_core does not see that header).
-DataType DataTypeFromAcl(int t) {
-  switch (t) {
-    case 0 /* ACL_FLOAT */: return DataType::kFloat32;
-    case 1 /* ACL_FLOAT16 */: return DataType::kFloat16;
-    case 27 /* ACL_BF16 */: return DataType::kBFloat16;
-    case 11 /* ACL_DOUBLE */: return DataType::kFloat64;
-    case 2 /* ACL_INT8 */: return DataType::kInt8;
-    case 4 /* ACL_UINT8 */: return DataType::kUInt8;
-    case 6 /* ACL_INT16 */: return DataType::kInt16;
-    case 7 /* ACL_UINT16 */: return DataType::kUInt16;
-    case 3 /* ACL_INT32 */: return DataType::kInt32;
-    case 8 /* ACL_UINT32 */: return DataType::kUInt32;
-    case 9 /* ACL_INT64 */: return DataType::kInt64;
-    case 10 /* ACL_UINT64 */: return DataType::kUInt64;
-    case 12 /* ACL_BOOL */: return DataType::kBool;
-    default: return DataType::kUndefined;
-  }
+// aclDataType numbers and our types, one table for both directions (the
+// numbers are include/acl/acl_base.h's; oc_core does not see that header).
+constexpr std::pair<int, DataType> kAclTypes[] = {
+    {0, DataType::kFloat32}, {1, DataType::kFloat16}, {2, DataType::kInt8},    {3, DataType::kInt32},
+    {4, DataType::kUInt8},   {6, DataType::kInt16},   {7, DataType::kUInt16},  {8, DataType::kUInt32},
+    {9, DataType::kInt64},   {10, DataType::kUInt64}, {11, DataType::kFloat64}, {12, DataType::kBool},
+    {13, DataType::kString}, {27, DataType::kBFloat16}};
+
+DataType DataTypeFromAcl(int acl_type) {
+  for (const auto& [number, type] : kAclTypes)
+    if (number == acl_type) return type == DataType::kString ? DataType::kUndefined : type;  // no string kernels
+  return DataType::kUndefined;
+}
+
+int DataTypeToAcl(DataType t) {
+  for (const auto& [number, type] : kAclTypes)
+    if (type == t) return number;
+  return -1;  // ACL_DT_UNDEFINED
 }
 
 

@@ -49,14 +49,9 @@ DataType TypeFromName(std::string t) {
 int64_t AclTypeNumber(const json& v) {
   if (v.is_number_integer()) return v.get<int64_t>();
   if (!v.is_string()) throw Bad{"a data_type value must be a type name or an aclDataType number"};
-  static const std::map<DataType, int64_t> kAcl = {
-      {DataType::kFloat32, 0}, {DataType::kFloat16, 1}, {DataType::kInt8, 2},    {DataType::kInt32, 3},
-      {DataType::kUInt8, 4},   {DataType::kInt16, 6},   {DataType::kUInt16, 7},  {DataType::kUInt32, 8},
-      {DataType::kInt64, 9},   {DataType::kUInt64, 10}, {DataType::kFloat64, 11}, {DataType::kBool, 12},
-      {DataType::kBFloat16, 27}};
-  auto it = kAcl.find(TypeFromName(v.get<std::string>()));
-  if (it == kAcl.end()) throw Bad{"data_type '" + v.get<std::string>() + "' has no aclDataType"};
-  return it->second;
+  const int number = DataTypeToAcl(TypeFromName(v.get<std::string>()));
+  if (number < 0) throw Bad{"data_type '" + v.get<std::string>() + "' has no aclDataType"};
+  return number;
 }
 
 template <typename T>
