@@ -1,4 +1,4 @@
-// Fused attention kernel (src/ops/cpu/attention_core.h) at BERT-base and
+// Fused attention kernel (src/ops/cpu/attention/attention_core.h) at BERT-base and
 // GPT-2 shapes: Y = softmax(Q K^T / sqrt(d) + mask) V per head, 3-D [batch,
 // seq, heads * 64] inputs read in place. Reports GFLOP/s over the two
 // products (4 * batch * heads * q_len * kv_len * head flops).
@@ -15,7 +15,7 @@
 #include <random>
 #include <vector>
 
-#include "ops/cpu/attention_core.h"
+#include "ops/cpu/attention/attention_core.h"
 
 namespace {
 using namespace oc;

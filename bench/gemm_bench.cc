@@ -17,7 +17,7 @@
 #include <immintrin.h>
 #endif
 
-#include "ops/cpu/gemm_kernel.h"
+#include "ops/cpu/gemm/gemm_kernel.h"
 
 namespace {
 using namespace oc;

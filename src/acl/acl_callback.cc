@@ -137,7 +137,7 @@ aclError aclrtLaunchCallback(aclrtCallback fn, void* userData, aclrtCallbackBloc
     }
     auto q = QueueFor(thread, true);
     bool block = blockType == ACL_CALLBACK_BLOCK;
-    s->queue.Enqueue(
+    s->queue->Enqueue(
         [q, fn, userData, block]() -> oc::Status {
           auto completion = block ? std::make_shared<Completion>() : nullptr;
           {

@@ -317,7 +317,7 @@ aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status) {
     std::shared_ptr<StreamObj> s;
     if (aclError e = ResolveStream(stream, &s)) return e;
     if (!status) return NullArg("status");
-    *status = s->queue.Idle() ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+    *status = s->queue->Idle() ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
     return ACL_SUCCESS;
   });
 }
@@ -332,11 +332,11 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     std::lock_guard<std::mutex> lk(r.mu);
     std::shared_ptr<EventObj> ev;
     if (aclError e = FindEvent(r, event, &ev)) return e;
-    uint64_t seq = ev->event.LastRecord();
+    uint64_t seq = ev->event->LastRecord();
     if (seq == 0) return ACL_SUCCESS;
-    s->queue.Enqueue(
+    s->queue->Enqueue(
         [ev, seq]() -> oc::Status {
-          ev->event.WaitFor(seq, -1);
+          ev->event->WaitFor(seq, -1);
           return oc::Status::Ok();
         },
         "wait for event");
@@ -387,10 +387,10 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     std::lock_guard<std::mutex> lk(r.mu);
     std::shared_ptr<EventObj> ev;
     if (aclError e = FindEvent(r, event, &ev)) return e;
-    uint64_t seq = ev->event.BeginRecord();
-    s->queue.Enqueue(
+    uint64_t seq = ev->event->BeginRecord();
+    s->queue->Enqueue(
         [ev, seq]() -> oc::Status {
-          ev->event.CompleteRecord(seq);
+          ev->event->CompleteRecord(seq);
           return oc::Status::Ok();
         },
         "event record");
@@ -406,9 +406,9 @@ aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
     std::lock_guard<std::mutex> lk(r.mu);
     std::shared_ptr<EventObj> ev;
     if (aclError e = FindEvent(r, event, &ev)) return e;
-    s->queue.Enqueue(
+    s->queue->Enqueue(
         [ev]() -> oc::Status {
-          ev->event.Reset();
+          ev->event->Reset();
           return oc::Status::Ok();
         },
         "event reset");
@@ -420,7 +420,7 @@ aclError aclrtSynchronizeEvent(aclrtEvent event) {
   return Guard(__func__, [&]() -> aclError {
     std::shared_ptr<EventObj> ev;
     if (aclError e = LookupEvent(event, &ev)) return e;
-    ev->event.WaitFor(ev->event.LastRecord(), -1);
+    ev->event->WaitFor(ev->event->LastRecord(), -1);
     return ACL_SUCCESS;
   });
 }
@@ -430,7 +430,7 @@ aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status) {
     std::shared_ptr<EventObj> ev;
     if (aclError e = LookupEvent(event, &ev)) return e;
     if (!status) return NullArg("status");
-    *status = ev->event.Complete() ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
+    *status = ev->event->Complete() ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     return ACL_SUCCESS;
   });
 }
@@ -440,7 +440,7 @@ aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventRecordedStatus* statu
     std::shared_ptr<EventObj> ev;
     if (aclError e = LookupEvent(event, &ev)) return e;
     if (!status) return NullArg("status");
-    *status = ev->event.RecordedComplete() ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
+    *status = ev->event->RecordedComplete() ? ACL_EVENT_RECORDED_STATUS_COMPLETE : ACL_EVENT_RECORDED_STATUS_NOT_READY;
     return ACL_SUCCESS;
   });
 }
@@ -458,15 +458,15 @@ aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endE
       if (aclError e = FindEvent(r, startEvent, &a)) return e;
       if (aclError e = FindEvent(r, endEvent, &b)) return e;
     }
-    if (!a->event.timing() || !b->event.timing())
+    if (!a->event->timing() || !b->event->timing())
       return Fail(ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID,
-                  StrCat(!a->event.timing() ? "startEvent" : "endEvent",
+                  StrCat(!a->event->timing() ? "startEvent" : "endEvent",
                          " was created without ACL_EVENT_TIME_LINE and has no timestamp"));
-    auto ta = a->event.Timestamp();
-    auto tb = b->event.Timestamp();
-    if (!a->event.RecordedComplete() || !ta)
+    auto ta = a->event->Timestamp();
+    auto tb = b->event->Timestamp();
+    if (!a->event->RecordedComplete() || !ta)
       return Fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, "startEvent has no completed record (synchronize it first)");
-    if (!b->event.RecordedComplete() || !tb)
+    if (!b->event->RecordedComplete() || !tb)
       return Fail(ACL_ERROR_RT_EVENT_NOT_COMPLETE, "endEvent has no completed record (synchronize it first)");
     *ms = std::chrono::duration<float, std::milli>(*tb - *ta).count();
     return ACL_SUCCESS;

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "acl/acl_model_internal.h"
-#include "ops/cpu/tensor_util.h"
+#include "ops/cpu/common/tensor_util.h"
 
 using namespace oc::acl;
 using oc::StrCat;

@@ -190,10 +190,10 @@ aclError ResolveStream(aclrtStream handle, std::shared_ptr<StreamObj>* out) {
 }
 
 aclError SyncStream(StreamObj& s, int64_t timeout_ms) {
-  if (!s.queue.WaitIdle(timeout_ms))
+  if (!s.queue->WaitIdle(timeout_ms))
     return Fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT,
                 StrCat("the stream's queued work did not finish within ", timeout_ms, " ms"));
-  Status st = s.queue.TakeError();
+  Status st = s.queue->TakeError();
   if (!st.ok()) return FailStatus(st, ACL_ERROR_RT_MODEL_EXECUTE);
   return ACL_SUCCESS;
 }

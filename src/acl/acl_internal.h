@@ -17,8 +17,7 @@
 #include "acl/acl.h"
 #include "base/status.h"
 #include "base/thread_pool.h"
-#include "runtime/memory_registry.h"
-#include "runtime/stream.h"
+#include "runtime/device/cpu/cpu_device.h"
 #include "runtime/trace.h"
 
 namespace oc::acl {
@@ -131,13 +130,15 @@ struct StreamObj {
   // aclrtSubscribeReport: the thread that runs this stream's host callbacks.
   bool subscribed = false;
   uint64_t report_thread = 0;
-  rt::Stream queue;
+  // Created by the CPU device (runtime/device/device.h), which it runs on.
+  std::unique_ptr<rt::Stream> queue = rt::CpuDevice::Get().CreateStream();
 };
 
 struct EventObj {
-  explicit EventObj(uint32_t f) : flags(f), event((f & ACL_EVENT_TIME_LINE) != 0) {}
+  explicit EventObj(uint32_t f)
+      : flags(f), event(rt::CpuDevice::Get().CreateEvent((f & ACL_EVENT_TIME_LINE) != 0)) {}
   uint32_t flags;
-  rt::Event event;
+  std::unique_ptr<rt::Event> event;
 };
 
 struct Runtime {
@@ -150,7 +151,8 @@ struct Runtime {
   std::map<const void*, std::unique_ptr<ContextObj>> contexts;
   std::map<const void*, std::shared_ptr<StreamObj>> streams;
   std::map<const void*, std::shared_ptr<EventObj>> events;
-  rt::MemoryRegistry memory;
+  // The CPU device's memory (it locks itself).
+  rt::MemoryRegistry& memory = rt::CpuDevice::Get().memory();
 };
 
 Runtime& RuntimeState();

@@ -145,7 +145,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
     if (aclError e = CheckCopy(dst, destMax, src, count, kind)) return e;
     if (count == 0) return ACL_SUCCESS;
     const uint32_t copy_kind = static_cast<uint32_t>(EnumBits(kind));
-    s->queue.Enqueue(
+    s->queue->Enqueue(
         [dst, src, count, copy_kind]() -> oc::Status {
           oc::trace::Scope trace_copy(oc::trace::Kind::kMemcpy, oc::trace::kAll, count, copy_kind);
           std::memmove(dst, src, count);

@@ -295,7 +295,7 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
   std::vector<const void*> ins(in_ptrs.begin(), in_ptrs.end());
   model->BeginExecution();
   try {
-    (*stream_out)->queue.Enqueue(
+    (*stream_out)->queue->Enqueue(
         [model, exe, interpreted = std::move(interpreted), ins = std::move(ins),
          outs = std::move(out_ptrs)]() -> oc::Status {
           struct Done {

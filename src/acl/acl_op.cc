@@ -14,7 +14,7 @@
 #include "acl/acl_op.h"
 #include "executor/executable.h"
 #include "om/om_file.h"
-#include "ops/cpu/tensor_util.h"
+#include "ops/cpu/common/tensor_util.h"
 #include "ops/op_registry.h"
 #include "passes/pipeline.h"
 #include "runtime/single_op.h"
@@ -290,7 +290,7 @@ aclError Enqueue(const std::shared_ptr<const CompiledOp>& op, int ni, const aclD
   }
   std::shared_ptr<StreamObj> s;
   if (aclError e = ResolveStream(stream, &s)) return e;
-  s->queue.Enqueue(
+  s->queue->Enqueue(
       [op, ins = std::move(ins), outs = std::move(outs)]() -> oc::Status {
         ThreadPoolUse use;
         auto ctx = op->exe->AcquireContext();

@@ -5,6 +5,7 @@
 
 #include "executor/node_profile.h"
 #include "ops/op_registry.h"
+#include "runtime/device/device.h"
 #include "runtime/trace.h"
 
 namespace oc {
@@ -14,8 +15,34 @@ ExecutionContext::~ExecutionContext() {
   if (scratch_) ::operator delete(scratch_, std::align_val_t(64));
 }
 
+namespace {
+
+// The kernel factory for `def` and the device it runs on (nullptr = the CPU).
+struct Placement {
+  KernelFactory factory = nullptr;
+  rt::Device* device = nullptr;
+};
+
+Expected<Placement> Place(const Node& n, const OpDef& def, std::span<rt::Device* const> devices) {
+  for (rt::Device* d : devices) {
+    if (!d || d->type() == kCpuDevice) continue;
+    if (KernelFactory f = d->FindKernel(n, def)) {
+      if (!d->host_accessible())
+        return NotSupported(n.Describe(), ": placing a node on device '", d->type(),
+                            "', whose memory the host cannot access, needs copies between devices, "
+                            "which are not supported yet");
+      return Placement{f, d};
+    }
+  }
+  if (KernelFactory f = CpuKernelOf(def)) return Placement{f, nullptr};
+  return NotSupported(n.Describe(), ": op ", n.op_type, " (opset ", n.opset, ") has no CPU kernel");
+}
+
+}  // namespace
+
 Expected<std::shared_ptr<Executable>> Executable::Create(
-    std::shared_ptr<const Graph> graph, std::vector<std::span<const uint8_t>> prepacked) {
+    std::shared_ptr<const Graph> graph, std::vector<std::span<const uint8_t>> prepacked,
+    std::span<rt::Device* const> devices) {
   std::shared_ptr<Executable> ex(new Executable());
   ex->graph_ = graph;
   const Graph& g = *graph;
@@ -55,15 +82,15 @@ Expected<std::shared_ptr<Executable>> Executable::Create(
   for (auto& up : g.nodes()) {
     const Node& n = *up;
     const OpDef* def = reg.Find(n.domain, n.op_type, n.opset);
-    if (!def || !def->cpu)
-      return NotSupported(n.Describe(), ": op ", n.op_type, " (opset ", n.opset,
-                          ") has no CPU kernel");
+    if (!def)
+      return NotSupported(n.Describe(), ": op ", n.op_type, " (opset ", n.opset, ") is not registered");
+    OC_ASSIGN_OR_RETURN(Placement place, Place(n, *def, devices));
     std::span<const uint8_t> packed;
-    if (node_index < prepacked.size()) packed = prepacked[node_index];
-    auto kernel = def->cpu(KernelInit{n, packed, ThreadPool::Global().num_threads()});
+    if (node_index < prepacked.size() && !place.device) packed = prepacked[node_index];
+    auto kernel = place.factory(KernelInit{n, packed, ThreadPool::Global().num_threads()});
     if (!kernel.ok()) return kernel.status();
     ex->scratch_bytes_ = std::max(ex->scratch_bytes_, (*kernel)->ScratchBytes());
-    Step s{kernel->get(), &n, static_cast<uint32_t>(ex->step_inputs_.size()),
+    Step s{kernel->get(), &n, place.device, static_cast<uint32_t>(ex->step_inputs_.size()),
            static_cast<uint32_t>(n.inputs.size()), static_cast<uint32_t>(ex->step_outputs_.size()),
            static_cast<uint32_t>(n.outputs.size())};
     for (Value* in : n.inputs) {
@@ -191,7 +218,7 @@ Status Executable::RunSteps(ExecutionContext& ctx, ThreadPool& pool, uint32_t tr
       if (trace_graph) t0 = trace::NowNs();
       if (profile_) p0 = ProfileClockNs();
     }
-    Status st = s.kernel->Run(io);
+    Status st = s.device ? s.device->Launch(*s.kernel, io) : s.kernel->Run(io);
     if constexpr (kProfile) {
       if (profile_) step_ns_[si].fetch_add(ProfileClockNs() - p0, std::memory_order_relaxed);
       if (trace_graph) trace::EmitNode(trace_graph, static_cast<uint32_t>(si), t0, trace::NowNs());
@@ -231,6 +258,11 @@ Status Executable::Run(ExecutionContext& ctx, std::span<const void* const> input
   return Status::Ok();
 }
 
+std::string_view Executable::node_device(size_t node) const {
+  if (node >= steps_.size()) return {};
+  return steps_[node].device ? steps_[node].device->type() : kCpuDevice;
+}
+
 std::vector<std::vector<uint8_t>> Executable::ExportPrepacked() const {
   std::vector<std::vector<uint8_t>> out;
   out.reserve(kernels_.size());
@@ -251,7 +283,7 @@ std::vector<std::vector<int>> Executable::PrepackedInputs() const {
 
 Expected<std::vector<TensorData>> EvaluateNode(const Node& node) {
   const OpDef* def = OpRegistry::Global().Find(node.domain, node.op_type, node.opset);
-  if (!def || !def->cpu) return NotSupported(node.Describe(), ": no CPU kernel to evaluate it");
+  if (!def || !CpuKernelOf(*def)) return NotSupported(node.Describe(), ": no CPU kernel to evaluate it");
   std::vector<const void*> ins;
   for (Value* v : node.inputs) {
     if (v && !v->constant) return FailedPrecondition(node.Describe(), ": input '", v->name, "' is not constant");
@@ -266,7 +298,7 @@ Expected<std::vector<TensorData>> EvaluateNode(const Node& node) {
     out_ptrs.push_back(outs.back().mutable_data());
   }
   ThreadPool& pool = ThreadPool::Global();
-  OC_ASSIGN_OR_RETURN(KernelPtr kernel, def->cpu(KernelInit{node, {}, pool.num_threads()}));
+  OC_ASSIGN_OR_RETURN(KernelPtr kernel, CpuKernelOf(*def)(KernelInit{node, {}, pool.num_threads()}));
   TensorData scratch = TensorData::Allocate(kernel->ScratchBytes());
   KernelIO io{ins.data(), ins.size(), out_ptrs.data(), out_ptrs.size(), &pool, scratch.mutable_data()};
   OC_RETURN_IF_ERROR(kernel->Run(io));

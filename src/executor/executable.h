@@ -15,6 +15,8 @@
 #include "graph/graph.h"
 #include "ops/kernel.h"
 
+namespace oc::rt { class Device; }
+
 namespace oc {
 
 class Executable;
@@ -41,9 +43,14 @@ class ExecutionContext {
 class Executable {
  public:
   // `graph` must be static with every activation planned (Value::arena_offset,
-  // Graph::arena_size). `prepacked[i]` are the bytes for node i (may be empty).
+  // Graph::arena_size). `prepacked[i]` are the bytes for node i (may be empty;
+  // they are the CPU kernel's, so only a node placed on the CPU receives them).
+  // `devices`: where nodes may run besides the CPU, in priority order; each
+  // node goes to the first that has a kernel for it, else to the CPU
+  // (runtime/device/device.h). The devices must outlive the Executable.
   static Expected<std::shared_ptr<Executable>> Create(
-      std::shared_ptr<const Graph> graph, std::vector<std::span<const uint8_t>> prepacked = {});
+      std::shared_ptr<const Graph> graph, std::vector<std::span<const uint8_t>> prepacked = {},
+      std::span<rt::Device* const> devices = {});
 
   const Graph& graph() const { return *graph_; }
   size_t num_inputs() const { return graph_->inputs.size(); }
@@ -65,6 +72,9 @@ class Executable {
   Status Run(ExecutionContext& ctx, std::span<const void* const> inputs,
              std::span<void* const> outputs, ThreadPool& pool) const;
 
+  // The device type node i (index in graph().nodes()) was placed on ("cpu").
+  std::string_view node_device(size_t node) const;
+
   // Bytes of kernel scratch each context holds besides the arena.
   size_t scratch_bytes() const { return scratch_bytes_; }
 
@@ -80,6 +90,7 @@ class Executable {
   struct Step {
     Kernel* kernel;
     const Node* node;
+    rt::Device* device;  // nullptr: the CPU, whose launch is a direct call
     uint32_t in_begin, in_count;    // into step_inputs_
     uint32_t out_begin, out_count;  // into step_outputs_
   };

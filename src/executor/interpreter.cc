@@ -6,7 +6,7 @@
 #include <new>
 
 #include "executor/interpreter_ops.h"
-#include "ops/cpu/cast_util.h"
+#include "ops/cpu/common/cast_util.h"
 #include "ops/op_registry.h"
 
 namespace oc {
@@ -124,7 +124,7 @@ Expected<std::unique_ptr<Interpreter>> Interpreter::Create(std::shared_ptr<const
       cache->def = reg.Find(n->domain, n->op_type, n->opset);
       if (!cache->def)
         return NotSupported(n->Describe(), ": op ", n->op_type, " (opset ", n->opset, ") is not supported");
-      if (!cache->def->infer || !cache->def->cpu)
+      if (!cache->def->infer || !CpuKernelOf(*cache->def))
         return NotSupported(n->Describe(), ": op ", n->op_type, " has no CPU kernel");
     }
     in->caches_.push_back(std::move(cache));
@@ -242,7 +242,7 @@ Expected<std::shared_ptr<CachedKernel>> Specialise(const Node& node, const OpDef
     if (!o->constant) need_kernel = true;
   }
   if (need_kernel) {
-    OC_ASSIGN_OR_RETURN(entry->kernel, def.cpu(KernelInit{spec, {}, max_threads}));
+    OC_ASSIGN_OR_RETURN(entry->kernel, CpuKernelOf(def)(KernelInit{spec, {}, max_threads}));
   }
   return entry;
 }

@@ -1,7 +1,7 @@
 // Ops the Interpreter evaluates itself instead of through a Kernel: control
 // flow (If, Loop, Scan, SequenceMap: they run subgraphs), sequence and optional
 // ops (their values are not dense tensors), and Identity (any kind, no copy).
-// Implemented in src/ops/cpu/control_flow.cc, sequence.cc, optional.cc.
+// Implemented in src/ops/cpu/control_flow/control_flow.cc, sequence.cc, optional.cc.
 #pragma once
 
 #include <map>

@@ -12,7 +12,7 @@
 #include "om/om_file.h"
 #include "om/om_format.h"
 #include "om_schema_generated.h"
-#include "ops/cpu/gemm_kernel.h"
+#include "ops/cpu/gemm/gemm_kernel.h"
 #include "passes/pipeline.h"
 
 namespace oc {

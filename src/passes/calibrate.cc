@@ -11,7 +11,7 @@
 #include "base/thread_pool.h"
 #include "executor/executable.h"
 #include "ops/infer_util.h"
-#include "passes/fusion_util.h"
+#include "passes/fusion/fusion_util.h"
 #include "passes/pipeline.h"
 
 namespace oc::quant {

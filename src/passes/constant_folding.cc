@@ -49,7 +49,7 @@ Status RunConstantFolding(Graph& graph, const CompileOptions& options) {
       // With folding off, only what shape-inference already evaluated is removed.
       if (!options.fold_constants || !AllInputsConstant(node)) continue;
       const OpDef* def = registry.Find(node.domain, node.op_type, node.opset);
-      if (!def || !def->foldable || !def->cpu || !WorthFolding(node)) continue;
+      if (!def || !def->foldable || !CpuKernelOf(*def) || !WorthFolding(node)) continue;
       OC_RETURN_IF_ERROR(EvaluateIntoConstants(node));
     }
     folded.push_back(&node);

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "ops/cpu/cast_util.h"
+#include "ops/cpu/common/cast_util.h"
 #include "passes/pass_test_util.h"
 #include "passes/passes.h"
 

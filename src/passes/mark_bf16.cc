@@ -5,7 +5,7 @@
 // float32. The mark is a node attribute, so it travels in the .om and the
 // kernel sees it when it is created (a CPU without AMX-BF16 / AVX512_BF16
 // keeps the fp32 kernels and says so once). Subgraph bodies are left float32.
-#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
 #include "ops/op_registry.h"
 #include "passes/passes.h"
 

@@ -2,7 +2,7 @@
 // modes mark none; a whole pipeline run leaves the mark on the fused node.
 #include <gtest/gtest.h>
 
-#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
 #include "ops/op_registry.h"
 #include "passes/pass_test_util.h"
 #include "passes/passes.h"

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "base/cpu_features.h"
-#include "ops/cpu/activation.h"
-#include "ops/cpu/gemm_bf16.h"
-#include "ops/cpu/nchwc.h"
+#include "ops/cpu/elementwise/activation.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
+#include "ops/cpu/nchwc/nchwc.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 #include "passes/passes.h"

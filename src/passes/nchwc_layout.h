@@ -1,7 +1,7 @@
 // nchwc-layout: rewrite connected regions of 2-D convolutions and the ops
 // between them (Add/Sub/Mul of equal shapes, Relu-like activations, Max/Average
 // pools, GlobalAveragePool, Concat on channels) to the blocked NCHWc layout of
-// src/ops/cpu/nchwc.h, with reorders only where a region meets the rest of the
+// src/ops/cpu/nchwc/nchwc.h, with reorders only where a region meets the rest of the
 // graph. The pipeline runs it with the block size of the ISA atc runs on
 // (nchwc::BlockForIsa(SelectedIsa())) when OPENCANN_NCHWC=1, or by default when
 // it measured faster (docs/nchwc.md); OPENCANN_NCHWC=0 turns it off, =all also

@@ -14,7 +14,7 @@
 #include "base/cpu_features.h"
 #include "base/thread_pool.h"
 #include "executor/executable.h"
-#include "ops/cpu/nchwc.h"
+#include "ops/cpu/nchwc/nchwc.h"
 #include "passes/nchwc_layout.h"
 #include "passes/pass_test_util.h"
 #include "passes/pipeline.h"

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "executor/executable.h"
-#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
 #include "passes/passes.h"
 
 namespace oc {

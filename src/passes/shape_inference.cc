@@ -55,7 +55,7 @@ Status CheckGraphInputs(const Graph& graph, bool allow_dynamic) {
 }
 
 bool ShouldFoldDuringSweep(const Node& node, const OpDef& def) {
-  if (!def.foldable || !def.cpu || !AllInputsConstant(node)) return false;
+  if (!def.foldable || !CpuKernelOf(def) || !AllInputsConstant(node)) return false;
   if (NeedsTypeLegalization(node, def)) return false;  // evaluated after legalize-types
   int64_t bytes = 0;
   bool any_output = false;

@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "graph/graph_clone.h"
-#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
 #include "ops/op_registry.h"
 #include "passes/pipeline.h"
 

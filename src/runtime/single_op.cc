@@ -4,7 +4,7 @@
 #include <cstring>
 #include <optional>
 
-#include "ops/cpu/tensor_util.h"
+#include "ops/cpu/common/tensor_util.h"
 #include "ops/op_registry.h"
 #include "passes/pipeline.h"
 

@@ -1,6 +1,6 @@
 """The transformer fusion passes end to end: opset-14 exports of BERT, GPT-2 and
 a LLaMA MLP compile (atc) into the fused ops and match onnxruntime at rtol 1e-3.
-(pack-qkv is not in the default pipeline; src/passes/pack_qkv_test.cc tests it.)"""
+(pack-qkv is not in the default pipeline; src/passes/fusion/pack_qkv_test.cc tests it.)"""
 import collections
 import json
 import os

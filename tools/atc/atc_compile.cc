@@ -17,7 +17,7 @@
 #include "base/thread_pool.h"
 #include "executor/executable.h"
 #include "om/om_file.h"
-#include "ops/cpu/gemm_bf16.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
 #include "parser/onnx/onnx_parser.h"
 #include "passes/pipeline.h"
 #include "passes/calibrate.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "executor/executable.h"
-#include "ops/cpu/tensor_test_util.h"
+#include "ops/cpu/common/tensor_test_util.h"
 #include "passes/pipeline.h"
 
 namespace oc {

@@ -23,7 +23,7 @@ using testing::Tensor;
 int64_t KernelScratch(Node& n) {
   const OpDef* def = OpRegistry::Global().Find(n.domain, n.op_type, n.opset);
   if (!def || !def->infer(n).ok()) return -1;
-  auto k = def->cpu(KernelInit{n, {}, 2});
+  auto k = CpuKernelOf(*def)(KernelInit{n, {}, 2});
   if (!k.ok()) return -1;
   return static_cast<int64_t>((*k)->ScratchBytes());
 }

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "ops/cpu/tensor_test_util.h"
+#include "ops/cpu/common/tensor_test_util.h"
 
 namespace oc {
 namespace {

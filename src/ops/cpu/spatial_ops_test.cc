@@ -9,7 +9,7 @@
 #include <numbers>
 #include <string>
 
-#include "ops/cpu/pool_test_util.h"
+#include "ops/cpu/pool/pool_test_util.h"
 
 namespace oc {
 namespace {
