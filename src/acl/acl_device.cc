@@ -1,4 +1,5 @@
-// Devices, contexts, streams and events of the CPU device.
+// Devices, contexts, streams and events of the logical CPU devices
+// (runtime/device/cpu/cpu_device.h: OPENCANN_DEVICE_COUNT of them, default 8).
 #include <condition_variable>
 
 #include "acl/acl_internal.h"
@@ -9,13 +10,12 @@ using oc::StrCat;
 
 namespace {
 
-constexpr int32_t kNumDevices = 1;
-
 aclError CheckDeviceId(int32_t deviceId) {
-  if (deviceId < 0 || deviceId >= kNumDevices)
+  const int n = oc::rt::CpuDevice::Count();
+  if (deviceId < 0 || deviceId >= n)
     return Fail(ACL_ERROR_INVALID_DEVICE,
-                StrCat("deviceId ", deviceId, " is out of range: this machine has ", kNumDevices,
-                       " device (id 0, the host CPU)"));
+                StrCat("deviceId ", deviceId, " is out of range: this process has ", n,
+                       " logical CPU devices (ids 0..", n - 1, "; OPENCANN_DEVICE_COUNT sets how many)"));
   return ACL_SUCCESS;
 }
 
@@ -62,9 +62,10 @@ aclError aclrtSetDevice(int32_t deviceId) {
     std::lock_guard<std::mutex> lk(r.mu);
     if (!r.initialized) return NotInit();
     if (aclError e = CheckDeviceId(deviceId)) return e;
-    if (!r.default_ctx) r.default_ctx = NewContextLocked(r, deviceId, true);
-    ++r.device_refs;
-    SetCurrentContextLocked(r.default_ctx);
+    Runtime::DeviceUse& use = r.devices[deviceId];
+    if (!use.default_ctx) use.default_ctx = NewContextLocked(r, deviceId, true);
+    ++use.refs;
+    SetCurrentContextLocked(use.default_ctx);
     return ACL_SUCCESS;
   });
 }
@@ -77,15 +78,16 @@ aclError aclrtResetDevice(int32_t deviceId) {
       std::lock_guard<std::mutex> lk(r.mu);
       if (!r.initialized) return NotInit();
       if (aclError e = CheckDeviceId(deviceId)) return e;
-      if (r.device_refs == 0)
+      auto it = r.devices.find(deviceId);
+      if (it == r.devices.end() || it->second.refs == 0)
         return Fail(ACL_ERROR_INVALID_DEVICE,
                     StrCat("device ", deviceId, " is not set in this process (call aclrtSetDevice first)"));
-      if (--r.device_refs > 0) return ACL_SUCCESS;
-      ContextObj* ctx = r.default_ctx;
+      if (--it->second.refs > 0) return ACL_SUCCESS;
+      ContextObj* ctx = it->second.default_ctx;
       doomed = DetachStreamsLocked(r, ctx);
       if (CurrentContextLocked(r) == ctx) SetCurrentContextLocked(nullptr);
       r.contexts.erase(ctx);
-      r.default_ctx = nullptr;
+      r.devices.erase(it);
     }
     doomed.clear();  // drains and joins outside the lock
     return ACL_SUCCESS;
@@ -111,7 +113,7 @@ aclError aclrtGetDeviceCount(uint32_t* count) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
     if (!count) return NullArg("count");
-    *count = kNumDevices;
+    *count = static_cast<uint32_t>(oc::rt::CpuDevice::Count());
     return ACL_SUCCESS;
   });
 }
@@ -264,10 +266,7 @@ aclError aclrtCreateStream(aclrtStream* stream) {
     if (!ctx)
       return Fail(ACL_ERROR_RT_CONTEXT_NULL,
                   "this thread has no current context; call aclrtSetDevice or aclrtCreateContext first");
-    auto s = std::make_shared<StreamObj>();
-    s->ctx = ctx;
-    r.streams[s.get()] = s;
-    *stream = s.get();
+    *stream = NewStreamLocked(r, ctx, false);
     return ACL_SUCCESS;
   });
 }

@@ -179,11 +179,7 @@ aclError ResolveStream(aclrtStream handle, std::shared_ptr<StreamObj>* out) {
                 "stream is NULL (the default stream) but this thread has no current context; call "
                 "aclrtSetDevice or aclrtSetCurrentContext first");
   if (!ctx->default_stream) {
-    auto s = std::make_shared<StreamObj>();
-    s->ctx = ctx;
-    s->is_default = true;
-    ctx->default_stream = s.get();
-    r.streams[s.get()] = s;
+    ctx->default_stream = NewStreamLocked(r, ctx, true);
   }
   *out = r.streams.at(ctx->default_stream);
   return ACL_SUCCESS;
@@ -196,6 +192,15 @@ aclError SyncStream(StreamObj& s, int64_t timeout_ms) {
   Status st = s.queue->TakeError();
   if (!st.ok()) return FailStatus(st, ACL_ERROR_RT_MODEL_EXECUTE);
   return ACL_SUCCESS;
+}
+
+StreamObj* NewStreamLocked(Runtime& r, ContextObj* ctx, bool is_default) {
+  auto s = std::make_shared<StreamObj>();
+  s->ctx = ctx;
+  s->is_default = is_default;
+  s->queue = rt::CpuDevice::Get(ctx->device).CreateStream();
+  r.streams[s.get()] = s;
+  return s.get();
 }
 
 std::vector<std::shared_ptr<StreamObj>> DetachStreamsLocked(Runtime& r, ContextObj* ctx) {
@@ -275,8 +280,7 @@ aclError aclFinalize(void) {
       std::lock_guard<std::mutex> lk(r.mu);
       r.events.clear();
       r.contexts.clear();
-      r.default_ctx = nullptr;
-      r.device_refs = 0;
+      r.devices.clear();
       SetCurrentContextLocked(nullptr);
     }
     oc::rt::MemStats mem = r.memory.Stats();

@@ -130,8 +130,8 @@ struct StreamObj {
   // aclrtSubscribeReport: the thread that runs this stream's host callbacks.
   bool subscribed = false;
   uint64_t report_thread = 0;
-  // Created by the CPU device (runtime/device/device.h), which it runs on.
-  std::unique_ptr<rt::Stream> queue = rt::CpuDevice::Get().CreateStream();
+  // Created by the context's logical CPU device (runtime/device/device.h).
+  std::unique_ptr<rt::Stream> queue;
 };
 
 struct EventObj {
@@ -145,14 +145,19 @@ struct Runtime {
   std::mutex mu;  // guards everything below except `memory` (which locks itself)
   bool initialized = false;
   bool ever_initialized = false;
-  int device_refs = 0;
-  ContextObj* default_ctx = nullptr;
+  // Per logical device set by aclrtSetDevice: its reference count and its
+  // default context (created by the first aclrtSetDevice).
+  struct DeviceUse {
+    int refs = 0;
+    ContextObj* default_ctx = nullptr;
+  };
+  std::map<int32_t, DeviceUse> devices;
   uint64_t next_ctx_id = 1;
   std::map<const void*, std::unique_ptr<ContextObj>> contexts;
   std::map<const void*, std::shared_ptr<StreamObj>> streams;
   std::map<const void*, std::shared_ptr<EventObj>> events;
-  // The CPU device's memory (it locks itself).
-  rt::MemoryRegistry& memory = rt::CpuDevice::Get().memory();
+  // The CPU devices' memory (it locks itself).
+  rt::MemoryRegistry& memory = rt::CpuDevice::memory();
 };
 
 Runtime& RuntimeState();
@@ -167,6 +172,8 @@ void SetCurrentContextLocked(ContextObj* ctx);
 aclError ResolveStream(aclrtStream handle, std::shared_ptr<StreamObj>* out);
 // Waits for a stream and converts its first task error into an aclError.
 aclError SyncStream(StreamObj& s, int64_t timeout_ms);
+// A new stream of `ctx` on its logical device, registered in r.streams. Needs mu.
+StreamObj* NewStreamLocked(Runtime& r, ContextObj* ctx, bool is_default);
 // Removes and returns the streams of `ctx` (all streams when ctx is null). Needs mu.
 std::vector<std::shared_ptr<StreamObj>> DetachStreamsLocked(Runtime& r, ContextObj* ctx);
 

@@ -70,10 +70,12 @@ aclError CheckCopy(void* dst, size_t destMax, const void* src, size_t count, con
   return ACL_SUCCESS;
 }
 
-bool HasContext() {
+// The current context's device, or -1 when the thread has none.
+int CurrentDevice() {
   Runtime& r = RuntimeState();
   std::lock_guard<std::mutex> lk(r.mu);
-  return CurrentContextLocked(r) != nullptr;
+  ContextObj* ctx = CurrentContextLocked(r);
+  return ctx ? ctx->device : -1;
 }
 
 }  // namespace
@@ -83,10 +85,11 @@ aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
     if (aclError e = RequireInit()) return e;
     if (!devPtr) return NullArg("devPtr");
     if (size == 0) return Fail(ACL_ERROR_INVALID_PARAM, "size is 0");
-    if (!HasContext())
+    const int device = CurrentDevice();
+    if (device < 0)
       return Fail(ACL_ERROR_RT_CONTEXT_NULL,
                   "this thread has no current context; call aclrtSetDevice or aclrtSetCurrentContext first");
-    auto p = RuntimeState().memory.Allocate(size, oc::rt::MemKind::kDevice);
+    auto p = oc::rt::CpuDevice::Get(device).Allocate(size);
     if (!p.ok()) return FailStatus(p.status(), ACL_ERROR_BAD_ALLOC);
     *devPtr = *p;
     Log(kLogDebug, StrCat("aclrtMalloc: ", size, " bytes at ", PtrString(*p), " (policy ", EnumBits(policy), ")"));

@@ -177,4 +177,7 @@ def test_command_line_errors(model, tmp_path):
     for bad in ("0", "257", "two", ""):
         expect_failure(msame(["--model", om, "--threads", bad]), "--threads")
     expect_failure(msame([]), "--model is required")
-    expect_failure(msame(["--model", om, "--device", "1"]), "aclrtSetDevice failed", "deviceId 1")
+    expect_failure(msame(["--model", om, "--device", "8"]), "aclrtSetDevice failed", "deviceId 8")
+    # Another of the 8 logical CPU devices runs the model.
+    proc = msame(["--model", om, "--device", "3"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -101,7 +101,7 @@ def test_pyacl_errors_are_return_codes_and_messages(tmp_path):
         import json, numpy as np, acl
         out = {{}}
         out["init"] = acl.init()
-        out["set_device_bad"] = acl.rt.set_device(7)
+        out["set_device_bad"] = acl.rt.set_device(8)  # 8 logical devices: ids 0..7
         out["set_device"] = acl.rt.set_device(0)
         mid, out["load_missing"] = acl.mdl.load_from_file({str(tmp_path / 'missing.om')!r})
         out["load_missing_msg"] = acl.get_recent_err_msg()
@@ -199,7 +199,7 @@ def test_pyacl_load_from_mem_query_size_events_and_bytes(tmp_path):
     assert r["query"][2] == 0 and r["query"][0] >= 0 and r["query"][1] > 0
     assert r["events"] == [0, 0, 0] and r["elapsed"][1] == 0 and r["elapsed"][0] >= 0
     assert r["back"] == "0123456789"
-    assert r["count"] == [1, 0] and r["mode"][1] == 0
+    assert r["count"] == [8, 0] and r["mode"][1] == 0
 
 
 def test_pyacl_reports_a_missing_library_clearly(tmp_path):

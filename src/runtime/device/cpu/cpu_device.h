@@ -1,7 +1,11 @@
-// The CPU device: the device built into the library and the one every other
-// device falls back to. Its "device" memory is host RAM kept in a registry
+// The CPU devices: the device type built into the library and the one every
+// other device falls back to. The process has several logical CPU devices
+// (OPENCANN_DEVICE_COUNT, default 8, at most kMaxLogicalDevices), so that a
+// program binding one device per rank (HCCL: aclrtSetDevice(rank % n)) runs
+// unchanged; each has its own streams and its own account of device memory,
+// all backed by the host. "Device" memory is host RAM kept in one registry
 // (memory_registry.h) so that the API layer can tell device from host memory;
-// its streams are host streams; a kernel launch is a direct call.
+// streams are host streams; a kernel launch is a direct call.
 #pragma once
 
 #include "runtime/device/cpu/memory_registry.h"
@@ -11,11 +15,14 @@ namespace oc::rt {
 
 class CpuDevice final : public Device {
  public:
-  // The process's CPU device (never destroyed: streams' workers and atexit
-  // ordering must not race with it).
-  static CpuDevice& Get();
+  // Logical CPU device `id` (0 <= id < Count(); never destroyed: streams'
+  // workers and atexit ordering must not race with it).
+  static CpuDevice& Get(int id = 0);
+  // How many logical CPU devices the process offers: OPENCANN_DEVICE_COUNT
+  // (1..kMaxLogicalDevices) or 8; read once.
+  static int Count();
 
-  CpuDevice() = default;
+  explicit CpuDevice(int id) : id_(id) {}
   CpuDevice(const CpuDevice&) = delete;
   CpuDevice& operator=(const CpuDevice&) = delete;
 
@@ -31,12 +38,14 @@ class CpuDevice final : public Device {
 
   Status Launch(Kernel& kernel, const KernelIO& io) override { return kernel.Run(io); }
 
-  // Device and pinned-host blocks with their accounting (aclrtMalloc and
-  // aclrtMallocHost, the host/device checks of aclrtMemcpy).
-  MemoryRegistry& memory() { return memory_; }
+  int id() const { return id_; }
+  // Device and pinned-host blocks of every logical CPU device with their
+  // accounting (aclrtMalloc and aclrtMallocHost, the host/device checks of
+  // aclrtMemcpy): one registry, since all are the same RAM.
+  static MemoryRegistry& memory();
 
  private:
-  MemoryRegistry memory_;
+  const int id_;
   HostStreamSet streams_;
 };
 

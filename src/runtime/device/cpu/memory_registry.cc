@@ -14,7 +14,8 @@ namespace {
 const char* KindName(MemKind k) { return k == MemKind::kDevice ? "device" : "host"; }
 }  // namespace
 
-Expected<void*> MemoryRegistry::Allocate(size_t size, MemKind kind) {
+Expected<void*> MemoryRegistry::Allocate(size_t size, MemKind kind, int device) {
+  if (device < 0 || device >= kMaxLogicalDevices) return InvalidArgument("device ", device, " is out of range");
   if (size == 0) return InvalidArgument("size must be greater than 0");
   size_t chunk = 0;
   auto got = pool_.Allocate(size, &chunk);
@@ -22,8 +23,9 @@ Expected<void*> MemoryRegistry::Allocate(size_t size, MemKind kind) {
                                           got.status().message());
   void* p = *got;
   std::lock_guard<std::mutex> lk(mu_);
-  blocks_[reinterpret_cast<uintptr_t>(p)] = MemBlock{reinterpret_cast<uintptr_t>(p), size, kind, chunk};
+  blocks_[reinterpret_cast<uintptr_t>(p)] = MemBlock{reinterpret_cast<uintptr_t>(p), size, kind, chunk, device};
   (kind == MemKind::kDevice ? stats_.device_bytes : stats_.host_bytes) += size;
+  if (kind == MemKind::kDevice) stats_.device_bytes_by_id[device] += size;
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.device_bytes + stats_.host_bytes);
   ++stats_.live_blocks;
   return p;
@@ -45,6 +47,7 @@ Status MemoryRegistry::Free(void* p, MemKind kind) {
       return InvalidArgument(p, " is ", KindName(it->second.kind), " memory, not ", KindName(kind),
                              " memory (use the matching free function)");
     (kind == MemKind::kDevice ? stats_.device_bytes : stats_.host_bytes) -= it->second.size;
+    if (kind == MemKind::kDevice) stats_.device_bytes_by_id[it->second.device] -= it->second.size;
     --stats_.live_blocks;
     freed = it->second;
     blocks_.erase(it);
@@ -102,6 +105,7 @@ void MemoryRegistry::FreeAll() {
     std::lock_guard<std::mutex> lk(mu_);
     blocks.swap(blocks_);
     stats_.device_bytes = stats_.host_bytes = 0;
+    for (size_t& b : stats_.device_bytes_by_id) b = 0;
     stats_.live_blocks = 0;
   }
   for (auto& [addr, b] : blocks) pool_.Free(reinterpret_cast<void*>(addr), b.size, b.chunk);

@@ -18,15 +18,20 @@ namespace oc::rt {
 
 enum class MemKind { kDevice, kHost };  // aclrtMalloc / aclrtMallocHost
 
+// Logical devices the registry keeps separate accounts for (device ids 0..63).
+inline constexpr int kMaxLogicalDevices = 64;
+
 struct MemBlock {
   uintptr_t begin = 0;
   size_t size = 0;
   MemKind kind = MemKind::kDevice;
   size_t chunk = 0;  // bytes held in the pool for this block (>= size)
+  int device = 0;    // the logical device a kDevice block belongs to
 };
 
 struct MemStats {
-  size_t device_bytes = 0;  // live aclrtMalloc bytes
+  size_t device_bytes = 0;  // live aclrtMalloc bytes, all devices
+  size_t device_bytes_by_id[kMaxLogicalDevices] = {};  // ... per logical device
   size_t host_bytes = 0;    // live aclrtMallocHost bytes
   size_t peak_bytes = 0;    // highest device_bytes + host_bytes seen
   size_t live_blocks = 0;
@@ -40,8 +45,9 @@ class MemoryRegistry {
   MemoryRegistry(const MemoryRegistry&) = delete;
   MemoryRegistry& operator=(const MemoryRegistry&) = delete;
 
-  // 64-byte aligned, uninitialised, from the caching pool. size must be > 0.
-  Expected<void*> Allocate(size_t size, MemKind kind);
+  // 64-byte aligned, uninitialised, from the caching pool. size must be > 0;
+  // `device` (0..kMaxLogicalDevices-1) is the owner of a kDevice block.
+  Expected<void*> Allocate(size_t size, MemKind kind, int device = 0);
   // `p` must be the start of a live block of `kind`.
   Status Free(void* p, MemKind kind);
   // The live block that contains all of [p, p + size) (size 0 counts as 1).
