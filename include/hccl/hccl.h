@@ -169,7 +169,7 @@ static inline void HcclCommConfigInit(HcclCommConfig *config)
         uint64_t reserved;
     } header;
 
-    if (config == NULL) {
+    if (!config) {
         return;
     }
     memset(config, 0, sizeof(*config));

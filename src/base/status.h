@@ -21,6 +21,8 @@ enum class StatusCode {
   kResourceExhausted,  // allocation failed
   kIoError,
   kInternal,
+  kDeadlineExceeded,   // a wait ran past its timeout (names the wait and the setting)
+  kUnavailable,        // a peer (process, rank, host) failed or went away
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -69,6 +71,10 @@ template <typename... Args>
 Status IoError(const Args&... a) { return Status(StatusCode::kIoError, StrCat(a...)); }
 template <typename... Args>
 Status Internal(const Args&... a) { return Status(StatusCode::kInternal, StrCat(a...)); }
+template <typename... Args>
+Status DeadlineExceeded(const Args&... a) { return Status(StatusCode::kDeadlineExceeded, StrCat(a...)); }
+template <typename... Args>
+Status Unavailable(const Args&... a) { return Status(StatusCode::kUnavailable, StrCat(a...)); }
 
 // Either a value or a non-OK Status.
 template <typename T>

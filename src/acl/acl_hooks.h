@@ -1,0 +1,34 @@
+/* Entry points libascendcl.so exports for the project's other libraries
+ * (libhccl.so), beside the AscendCL API. Not part of AscendCL and not installed
+ * with its headers: applications must not call them. C declarations, so that
+ * no C++ type or exception crosses the library boundary. */
+#ifndef OPENCANN_ACL_HOOKS_H_
+#define OPENCANN_ACL_HOOKS_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl/acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A host task run in stream order. Returns 0 on success; otherwise writes a
+ * message of at most msg_len bytes (NUL-terminated) into msg and returns the
+ * aclError the stream's synchronisation reports. */
+typedef int32_t (*aclrtOcHostTask)(void* arg, char* msg, size_t msg_len);
+
+/* Queues `task(arg)` on `stream` (NULL: the current context's default stream)
+ * behind its earlier work; `release(arg)` runs once after the task has run or
+ * when it can no longer run (it may be NULL). `what` names the task in error
+ * messages. Fails, without running the task but calling release, when the
+ * stream is not live or AscendCL is not initialised. */
+ACL_FUNC_VISIBILITY aclError aclrtOcEnqueueHostTask(aclrtStream stream, aclrtOcHostTask task, void* arg,
+                                                   void (*release)(void* arg), const char* what);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPENCANN_ACL_HOOKS_H_ */

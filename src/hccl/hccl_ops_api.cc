@@ -1,0 +1,337 @@
+// The HCCL C API, part 2: the communication operations (hccl.h). Each call
+// checks its arguments, numbers the operation on its communicator and queues it
+// on the stream (acl/acl_hooks.h); the stream's worker runs it (comm.h).
+#include <cstring>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "acl/acl_hooks.h"
+#include "hccl/api_internal.h"
+#include "hccl/hccl.h"
+#include "hccl/reduce_ops.h"
+
+using namespace oc::hccl;
+using oc::Expected;
+using oc::Status;
+using oc::StrCat;
+
+namespace {
+
+struct Task {
+  std::shared_ptr<Communicator> comm;
+  Op op;
+  uint32_t seq;
+};
+
+int32_t RunTask(void* arg, char* msg, size_t msg_len) {
+  auto* t = static_cast<Task*>(arg);
+  Status st;
+  try {
+    st = t->comm->Run(t->op, t->seq);
+  } catch (const std::exception& e) {
+    st = oc::Internal(OpName(t->op.kind), ": ", e.what());
+  }
+  if (st.ok()) return 0;
+  std::snprintf(msg, msg_len, "%s", st.message().c_str());
+  return 1;
+}
+
+void ReleaseTask(void* arg) { delete static_cast<Task*>(arg); }
+
+Result Enqueue(std::shared_ptr<Communicator> comm, Op op, aclrtStream stream) {
+  const uint32_t seq = comm->NextSequence();
+  const std::string what = StrCat(OpName(op.kind), " #", seq, " on communicator '", comm->name(), "'");
+  auto* task = new Task{std::move(comm), std::move(op), seq};
+  aclError e = aclrtOcEnqueueHostTask(stream, RunTask, task, ReleaseTask, what.c_str());
+  if (e != ACL_SUCCESS)
+    return Result(HCCL_E_RUNTIME, StrCat("cannot queue ", what, " on stream ", stream, " (aclError ", e, ": ",
+                                         aclGetRecentErrMsg() ? aclGetRecentErrMsg() : "", ")"));
+  return Result();
+}
+
+// count elements of `t` and, times `blocks`, still a byte count.
+Expected<size_t> Bytes(uint64_t count, HcclDataType t, uint64_t blocks, const char* what) {
+  const size_t elem = ElementSize(t);
+  if (elem == 0) return oc::InvalidArgument("dataType ", static_cast<int>(t), " is not an HcclDataType");
+  const uint64_t limit = std::numeric_limits<int64_t>::max() / elem / std::max<uint64_t>(blocks, 1);
+  if (count > limit) return oc::InvalidArgument(what, " ", count, " elements of ", DataTypeName(t), " overflow");
+  return static_cast<size_t>(count * elem);
+}
+
+Status CheckRank(uint32_t r, const Communicator& c, const char* what) {
+  if (r >= static_cast<uint32_t>(c.size()))
+    return oc::InvalidArgument(what, " ", r, " is not a rank of communicator '", c.name(), "' (0..", c.size() - 1,
+                               ")");
+  return Status::Ok();
+}
+
+// Point-to-point calls between HcclGroupStart and HcclGroupEnd wait here, per
+// thread, and go out as one batch per communicator and stream at the end.
+struct PendingGroup {
+  int depth = 0;
+  std::map<std::pair<Communicator*, aclrtStream>, std::pair<std::shared_ptr<Communicator>, std::vector<HcclSendRecvItem>>>
+      batches;
+};
+thread_local PendingGroup t_group;
+
+Result SendOrRecv(bool send, void* buf, uint64_t count, HcclDataType dataType, uint32_t peer, HcclComm comm,
+                  aclrtStream stream) {
+  OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+  if (!buf && count) return NullPointer(send ? "sendBuf" : "recvBuf");
+  OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
+  (void)bytes;
+  OC_RETURN_IF_ERROR(CheckRank(peer, *c, send ? "destRank" : "srcRank"));
+  if (static_cast<int>(peer) == c->rank())
+    return oc::InvalidArgument(send ? "destRank " : "srcRank ", peer, " is this rank itself");
+  HcclSendRecvItem item{send ? HCCL_SEND : HCCL_RECV, buf, count, dataType, peer};
+  if (t_group.depth > 0) {
+    auto& slot = t_group.batches[{c.get(), stream}];
+    slot.first = c;
+    slot.second.push_back(item);
+    return Result();
+  }
+  Op op{send ? OpKind::kSend : OpKind::kRecv};
+  op.send = buf;
+  op.recv = buf;
+  op.count = count;
+  op.dtype = dataType;
+  op.root = static_cast<int>(peer);
+  return Enqueue(std::move(c), std::move(op), stream);
+}
+
+}  // namespace
+
+extern "C" {
+
+HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
+                         HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (count && !sendBuf) return NullPointer("sendBuf");
+    if (count && !recvBuf) return NullPointer("recvBuf");
+    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
+    (void)bytes;
+    OC_ASSIGN_OR_RETURN(ReduceFn fn, FindReduceFn(dataType, op));
+    Op o{OpKind::kAllReduce, sendBuf, recvBuf, count, dataType, op, fn};
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
+                         aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (count && !buf) return NullPointer("buf");
+    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
+    (void)bytes;
+    OC_RETURN_IF_ERROR(CheckRank(root, *c, "root"));
+    Op o{OpKind::kBroadcast, buf, buf, count, dataType};
+    o.root = static_cast<int>(root);
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
+                      uint32_t root, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (count && !sendBuf) return NullPointer("sendBuf");
+    OC_RETURN_IF_ERROR(CheckRank(root, *c, "root"));
+    if (count && !recvBuf && static_cast<int>(root) == c->rank()) return NullPointer("recvBuf (on the root)");
+    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
+    (void)bytes;
+    OC_ASSIGN_OR_RETURN(ReduceFn fn, FindReduceFn(dataType, op));
+    Op o{OpKind::kReduce, sendBuf, recvBuf, count, dataType, op, fn};
+    o.root = static_cast<int>(root);
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType, HcclComm comm,
+                         aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (sendCount && !sendBuf) return NullPointer("sendBuf");
+    if (sendCount && !recvBuf) return NullPointer("recvBuf");
+    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(sendCount, dataType, static_cast<uint64_t>(c->size()), "sendCount"));
+    (void)bytes;
+    Op o{OpKind::kAllGather, sendBuf, recvBuf, sendCount, dataType};
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                             HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (recvCount && !sendBuf) return NullPointer("sendBuf");
+    if (recvCount && !recvBuf) return NullPointer("recvBuf");
+    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(recvCount, dataType, static_cast<uint64_t>(c->size()), "recvCount"));
+    (void)bytes;
+    OC_ASSIGN_OR_RETURN(ReduceFn fn, FindReduceFn(dataType, op));
+    Op o{OpKind::kReduceScatter, sendBuf, recvBuf, recvCount, dataType, op, fn};
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType, uint32_t root,
+                       HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    OC_RETURN_IF_ERROR(CheckRank(root, *c, "root"));
+    if (recvCount && !sendBuf && static_cast<int>(root) == c->rank()) return NullPointer("sendBuf (on the root)");
+    if (recvCount && !recvBuf) return NullPointer("recvBuf");
+    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(recvCount, dataType, static_cast<uint64_t>(c->size()), "recvCount"));
+    (void)bytes;
+    Op o{OpKind::kScatter, sendBuf, recvBuf, recvCount, dataType};
+    o.root = static_cast<int>(root);
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType, const void* recvBuf,
+                        uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    OC_ASSIGN_OR_RETURN(size_t sbytes, Bytes(sendCount, sendType, static_cast<uint64_t>(c->size()), "sendCount"));
+    OC_ASSIGN_OR_RETURN(size_t rbytes, Bytes(recvCount, recvType, static_cast<uint64_t>(c->size()), "recvCount"));
+    if (sbytes != rbytes)
+      return oc::InvalidArgument("sendCount ", sendCount, " of ", DataTypeName(sendType), " and recvCount ", recvCount,
+                                 " of ", DataTypeName(recvType), " are not the same number of bytes per rank");
+    if (sbytes && !sendBuf) return NullPointer("sendBuf");
+    if (rbytes && !recvBuf) return NullPointer("recvBuf");
+    Op o{OpKind::kAlltoAll, sendBuf, const_cast<void*>(recvBuf), sendCount, sendType};
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void* sdispls, HcclDataType sendType,
+                         const void* recvBuf, const void* recvCounts, const void* rdispls, HcclDataType recvType,
+                         HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (!sendCounts) return NullPointer("sendCounts");
+    if (!sdispls) return NullPointer("sdispls");
+    if (!recvCounts) return NullPointer("recvCounts");
+    if (!rdispls) return NullPointer("rdispls");
+    if (ElementSize(sendType) == 0 || ElementSize(sendType) != ElementSize(recvType))
+      return oc::InvalidArgument("sendType ", DataTypeName(sendType), " and recvType ", DataTypeName(recvType),
+                                 " must be data types of the same size");
+    const size_t n = static_cast<size_t>(c->size());
+    Op o{OpKind::kAlltoAllV, sendBuf, const_cast<void*>(recvBuf), 0, sendType};
+    auto copy = [n](const void* p) {
+      std::vector<uint64_t> v(n);
+      std::memcpy(v.data(), p, n * sizeof(uint64_t));
+      return v;
+    };
+    o.send_counts = copy(sendCounts);
+    o.send_displs = copy(sdispls);
+    o.recv_counts = copy(recvCounts);
+    o.recv_displs = copy(rdispls);
+    for (size_t r = 0; r < n; ++r) {
+      OC_RETURN_IF_ERROR(Bytes(o.send_counts[r] + o.send_displs[r], sendType, 1, "sendCounts + sdispls").status());
+      OC_RETURN_IF_ERROR(Bytes(o.recv_counts[r] + o.recv_displs[r], recvType, 1, "recvCounts + rdispls").status());
+      if (o.send_counts[r] && !sendBuf) return NullPointer("sendBuf");
+      if (o.recv_counts[r] && !recvBuf) return NullPointer("recvBuf");
+    }
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    return Enqueue(std::move(c), Op{OpKind::kBarrier}, stream);
+  });
+}
+
+HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
+                    aclrtStream stream) {
+  return Guard(__func__, [&] { return SendOrRecv(true, sendBuf, count, dataType, destRank, comm, stream); });
+}
+
+HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
+                    aclrtStream stream) {
+  return Guard(__func__, [&] { return SendOrRecv(false, recvBuf, count, dataType, srcRank, comm, stream); });
+}
+
+HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (itemNum && !sendRecvInfo) return NullPointer("sendRecvInfo");
+    Op o{OpKind::kBatchSendRecv};
+    for (uint32_t i = 0; i < itemNum; ++i) {
+      const HcclSendRecvItem& it = sendRecvInfo[i];
+      const int type = static_cast<int>(it.sendRecvType);
+      if (type != HCCL_SEND && type != HCCL_RECV)
+        return oc::InvalidArgument("sendRecvInfo[", i, "].sendRecvType ", type, " is neither HCCL_SEND nor HCCL_RECV");
+      OC_RETURN_IF_ERROR(Bytes(it.count, it.dataType, 1, "count").status());
+      if (it.count && !it.buf) return NullPointer("sendRecvInfo[].buf");
+      OC_RETURN_IF_ERROR(CheckRank(it.remoteRank, *c, "remoteRank"));
+      for (uint32_t j = 0; j < i; ++j)
+        if (sendRecvInfo[j].sendRecvType == it.sendRecvType && sendRecvInfo[j].remoteRank == it.remoteRank)
+          return oc::InvalidArgument("sendRecvInfo[", j, "] and [", i, "] both ", type == HCCL_SEND ? "send to" : "receive from",
+                                     " rank ", it.remoteRank, " (one of each per peer in one call)");
+      o.items.push_back(it);
+    }
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
+}
+
+HcclResult HcclGroupStart(void) {
+  return Guard(__func__, [&]() -> Result {
+    ++t_group.depth;
+    return Result();
+  });
+}
+
+HcclResult HcclGroupEnd(void) {
+  return Guard(__func__, [&]() -> Result {
+    if (t_group.depth == 0) return oc::FailedPrecondition("HcclGroupEnd without a matching HcclGroupStart");
+    if (--t_group.depth > 0) return Result();
+    auto batches = std::move(t_group.batches);
+    t_group.batches.clear();
+    for (auto& [key, entry] : batches) {
+      Op o{OpKind::kBatchSendRecv};
+      o.items = std::move(entry.second);
+      Result r = Enqueue(entry.first, std::move(o), key.second);
+      if (r.code != HCCL_SUCCESS) return r;
+    }
+    return Result();
+  });
+}
+
+// Declared for programs that mention them; not provided by the host backend.
+#define OC_HCCL_NOT_SUPPORTED(fn, why) \
+  return Guard(fn, [&]() -> Result { return Result(HCCL_E_NOT_SUPPORT, StrCat(fn, " is not supported: ", why)); })
+
+HcclResult HcclAllGatherV(void*, uint64_t, void*, const void*, const void*, HcclDataType, HcclComm, aclrtStream) {
+  OC_HCCL_NOT_SUPPORTED("HcclAllGatherV", "not implemented yet (use HcclAlltoAllV or HcclAllGather)");
+}
+HcclResult HcclReduceScatterV(void*, const void*, const void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm,
+                              aclrtStream) {
+  OC_HCCL_NOT_SUPPORTED("HcclReduceScatterV", "not implemented yet (use HcclReduceScatter)");
+}
+HcclResult HcclAlltoAllVC(const void*, const void*, HcclDataType, const void*, HcclDataType, HcclComm, aclrtStream) {
+  OC_HCCL_NOT_SUPPORTED("HcclAlltoAllVC", "not implemented yet (use HcclAlltoAllV)");
+}
+HcclResult HcclCommSuspend(HcclComm) { OC_HCCL_NOT_SUPPORTED("HcclCommSuspend", "no fault-recovery mode on the host"); }
+HcclResult HcclCommResume(HcclComm) { OC_HCCL_NOT_SUPPORTED("HcclCommResume", "no fault-recovery mode on the host"); }
+HcclResult HcclCommWorkingDevNicSet(HcclComm, uint32_t*, bool*, uint32_t) {
+  OC_HCCL_NOT_SUPPORTED("HcclCommWorkingDevNicSet", "device NICs do not exist on the host");
+}
+HcclResult HcclCommSetMemoryRange(HcclComm, void*, size_t, size_t, uint64_t) {
+  OC_HCCL_NOT_SUPPORTED("HcclCommSetMemoryRange", "zero-copy memory ranges need device virtual memory");
+}
+HcclResult HcclCommUnsetMemoryRange(HcclComm, void*) {
+  OC_HCCL_NOT_SUPPORTED("HcclCommUnsetMemoryRange", "zero-copy memory ranges need device virtual memory");
+}
+HcclResult HcclCommActivateCommMemory(HcclComm, void*, size_t, size_t, void*, uint64_t) {
+  OC_HCCL_NOT_SUPPORTED("HcclCommActivateCommMemory", "zero-copy memory ranges need device virtual memory");
+}
+HcclResult HcclCommDeactivateCommMemory(HcclComm, void*) {
+  OC_HCCL_NOT_SUPPORTED("HcclCommDeactivateCommMemory", "zero-copy memory ranges need device virtual memory");
+}
+
+}  // extern "C"

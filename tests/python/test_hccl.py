@@ -1,0 +1,256 @@
+"""HCCL across processes and network namespaces, checked against numpy.
+
+The rank processes are tests/hccl_app/hccl_collectives (an HCCL program built
+like a user's, against the public headers, -lhccl -lascendcl), started here
+one per rank. Results are compared element by element with hccl_reference.py.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+
+import pytest
+
+import hccl_reference
+
+BUILD = os.environ.get("OC_BUILD_DIR", os.path.join(os.path.dirname(__file__), "../../build"))
+APP = os.path.join(BUILD, "tests", "hccl_collectives")
+
+
+def start(args, env=None, prefix=()):
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.Popen(list(prefix) + [APP] + [str(a) for a in args], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=e)
+
+
+def finish(procs, timeout=240):
+    out = []
+    deadline = time.time() + timeout
+    for p in procs:
+        try:
+            text, _ = p.communicate(timeout=max(1, deadline - time.time()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            text, _ = p.communicate()
+            text += "\n<killed: timeout>"
+        out.append((p.returncode, text))
+    return out
+
+
+def run_ranks(tmp_path, n, quick=False, env=None, prefixes=None, envs=None):
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    root = tmp_path / "root.bin"
+    procs = []
+    for r in range(n):
+        e = dict(env or {})
+        e.update((envs or [{}] * n)[r])
+        args = ["rootinfo", r, n, root, out_dir] + (["quick"] if quick else [])
+        procs.append(start(args, e, (prefixes or [()] * n)[r]))
+    results = finish(procs)
+    for r, (rc, text) in enumerate(results):
+        assert rc == 0, f"rank {r} exited {rc}:\n{text}"
+    return out_dir
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_every_collective_type_and_reduction_matches_numpy(tmp_path, n):
+    out = run_ranks(tmp_path, n)
+    # 12 types x 4 counts (0, 1, 7, 1031) x (4 ops x 3 reducing collectives + 8 others) + barrier
+    assert hccl_reference.check_outputs(out, n) == 12 * 4 * 20 + 1
+
+
+def test_eight_ranks_one_per_logical_device(tmp_path):
+    out = run_ranks(tmp_path, 8, quick=True)
+    assert hccl_reference.check_outputs(out, 8) == 4 * 2 * 20 + 1
+
+
+def test_comm_init_all_runs_ranks_in_one_process(tmp_path):
+    (rc, text), = finish([start(["all", 4, tmp_path])])
+    assert rc == 0, text
+    assert hccl_reference.check_outputs(tmp_path, 4) == 1
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rank_table(path, servers):
+    """A version 1.0 rank table: servers = [(server ip, [rank ids])]."""
+    table = {"version": "1.0", "server_count": str(len(servers)), "status": "completed",
+             "server_list": [{"server_id": ip,
+                              "device": [{"device_id": str(i), "device_ip": f"192.168.100.{r + 1}",
+                                          "rank_id": str(r)} for i, r in enumerate(ranks)]}
+                             for ip, ranks in servers]}
+    path.write_text(json.dumps(table, indent=1))
+
+
+def test_rank_table_joins_the_ranks(tmp_path):
+    table = tmp_path / "rank_table.json"
+    rank_table(table, [("127.0.0.1", [0, 1, 2])])
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {"HCCL_IF_BASE_PORT": str(free_port())}
+    results = finish([start(["ranktable", r, table, out, "quick"], env) for r in range(3)])
+    for r, (rc, text) in enumerate(results):
+        assert rc == 0, f"rank {r}: {text}"
+    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 20 + 1
+
+
+def test_sub_communicators_of_even_and_odd_ranks(tmp_path):
+    results = finish([start(["subcomm", r, 4, tmp_path / "root"]) for r in range(4)])
+    for r, (rc, text) in enumerate(results):
+        assert rc == 0, text
+        assert f"sub-communicator of 2 ranks, sum {2 if r % 2 == 0 else 4}" in text
+
+
+def test_event_after_all_reduce_sees_its_result(tmp_path):
+    results = finish([start(["loop", r, 3, tmp_path / "root", 50]) for r in range(3)])
+    for rc, text in results:
+        assert rc == 0 and "50 all-reduces checked" in text, text
+
+
+# ---- faults: named errors within the timeout, never a hang ---------------------------------
+
+def test_mismatched_collective_fails_every_rank_naming_the_ranks(tmp_path):
+    results = finish([start(["mismatch", r, 3, tmp_path / "root"]) for r in range(3)], timeout=60)
+    for rc, text in results:
+        assert rc == 3, text
+        assert "async=1 " in text, text  # HCCL_E_PARA
+        assert "rank 1 HcclAllReduce(count 4095, FP32, SUM)" in text
+        assert "rank 0 HcclAllReduce(count 4096, FP32, SUM)" in text
+
+
+def test_killed_rank_makes_the_others_fail_at_once(tmp_path):
+    env = {"HCCL_EXEC_TIMEOUT": "30"}
+    procs = [start(["loop", r, 3, tmp_path / "root", 1000000], env) for r in range(3)]
+    time.sleep(1.5)
+    procs[2].send_signal(signal.SIGKILL)
+    t0 = time.time()
+    results = finish(procs[:2], timeout=60)
+    elapsed = time.time() - t0
+    procs[2].wait()
+    assert elapsed < 10, f"survivors took {elapsed:.1f} s to notice"
+    for rc, text in results:
+        assert rc == 3, text
+        assert "async=21 " in text, text  # HCCL_E_REMOTE
+        assert "communicator" in text and "went away" in text, text
+
+
+def test_stopped_rank_times_out_with_the_setting_named(tmp_path):
+    env = {"HCCL_EXEC_TIMEOUT": "3"}
+    procs = [start(["loop", r, 3, tmp_path / "root", 1000000], env) for r in range(3)]
+    time.sleep(1.5)
+    procs[2].send_signal(signal.SIGSTOP)
+    t0 = time.time()
+    results = finish(procs[:2], timeout=60)
+    elapsed = time.time() - t0
+    procs[2].send_signal(signal.SIGKILL)
+    procs[2].wait()
+    assert elapsed < 20, f"took {elapsed:.1f} s with HCCL_EXEC_TIMEOUT=3"
+    for rc, text in results:
+        assert rc == 3, text
+        assert "async=9 " in text, text  # HCCL_E_TIMEOUT
+        assert "HCCL_EXEC_TIMEOUT" in text, text
+
+
+def test_rank_that_never_joins_fails_the_others_within_connect_timeout(tmp_path):
+    env = {"HCCL_CONNECT_TIMEOUT": "3"}
+    t0 = time.time()
+    results = finish([start(["loop", r, 3, tmp_path / "root", 1], env) for r in range(2)], timeout=60)
+    elapsed = time.time() - t0
+    assert elapsed < 20, elapsed
+    for rc, text in results:
+        assert rc != 0, text
+        assert "HcclCommInitRootInfo failed (9)" in text, text  # HCCL_E_TIMEOUT
+        assert "rank 2 did not join" in text and "HCCL_CONNECT_TIMEOUT" in text, text
+
+
+def test_bad_environment_is_named(tmp_path):
+    (rc, text), = finish([start(["loop", 0, 1, tmp_path / "root", 1], {"HCCL_IF_IP": "not-an-ip"})], timeout=30)
+    assert rc != 0 and "HCCL_IF_IP=not-an-ip is not an IPv4 address" in text, text
+
+
+# ---- several hosts: ranks in their own network namespaces ----------------------------------
+
+def netns_available():
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        return False
+    name = "ocprobe" + uuid.uuid4().hex[:6]
+    ok = subprocess.run(["ip", "netns", "add", name], capture_output=True).returncode == 0
+    if ok:
+        subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    return ok
+
+
+@pytest.fixture
+def hosts():
+    """Three 'hosts': network namespaces with their own address on a bridge."""
+    if not netns_available():
+        pytest.skip("needs root and iproute2 network namespaces")
+    tag = uuid.uuid4().hex[:5]
+    bridge = f"ocbr{tag}"
+    names, ips = [], []
+    sh = lambda *a: subprocess.run(list(a), check=True, capture_output=True)
+    try:
+        sh("ip", "link", "add", bridge, "type", "bridge")
+        sh("ip", "link", "set", bridge, "up")
+        for k in range(3):
+            ns, veth = f"oc{tag}h{k}", f"oc{tag}v{k}"
+            ip = f"10.231.{int(tag[:2], 16)}.{k + 1}"
+            sh("ip", "netns", "add", ns)
+            names.append(ns)
+            sh("ip", "link", "add", veth, "type", "veth", "peer", "name", veth + "p")
+            sh("ip", "link", "set", veth + "p", "netns", ns)
+            sh("ip", "-n", ns, "addr", "add", ip + "/24", "dev", veth + "p")
+            sh("ip", "-n", ns, "link", "set", veth + "p", "up")
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "link", "set", veth, "master", bridge, "up")
+            ips.append(ip)
+        yield list(zip(names, ips))
+    finally:
+        for ns in names:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True)
+
+
+def test_ranks_on_three_hosts_by_root_info(tmp_path, hosts):
+    prefixes = [("ip", "netns", "exec", ns) for ns, _ in hosts]
+    envs = [{"HCCL_IF_IP": ip} for _, ip in hosts]
+    out = run_ranks(tmp_path, 3, quick=True, prefixes=prefixes, envs=envs)
+    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 20 + 1
+
+
+def test_ranks_on_two_hosts_by_rank_table(tmp_path, hosts):
+    # Two ranks on the first host, one on the second.
+    (ns0, ip0), (ns1, ip1) = hosts[0], hosts[1]
+    table = tmp_path / "rank_table.json"
+    rank_table(table, [(ip0, [0, 1]), (ip1, [2])])
+    out = tmp_path / "out"
+    out.mkdir()
+    env = {"HCCL_IF_BASE_PORT": "61000"}
+    where = [ns0, ns0, ns1]
+    results = finish([start(["ranktable", r, table, out, "quick"], env, ("ip", "netns", "exec", where[r]))
+                      for r in range(3)])
+    for r, (rc, text) in enumerate(results):
+        assert rc == 0, f"rank {r}: {text}"
+    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 20 + 1
+
+
+def test_rank_killed_on_another_host(tmp_path, hosts):
+    prefixes = [("ip", "netns", "exec", ns) for ns, _ in hosts]
+    procs = [start(["loop", r, 3, tmp_path / "root", 1000000], {"HCCL_IF_IP": hosts[r][1], "HCCL_EXEC_TIMEOUT": "30"},
+                   prefixes[r]) for r in range(3)]
+    time.sleep(2)
+    procs[1].send_signal(signal.SIGKILL)
+    results = finish([procs[0], procs[2]], timeout=60)
+    procs[1].wait()
+    for rc, text in results:
+        assert rc == 3 and "async=21 " in text, text
