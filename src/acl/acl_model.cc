@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "acl/acl_model_internal.h"
+#include "executor/interpreter_ops.h"
 #include "runtime/single_op.h"
 
 using namespace oc::acl;
@@ -164,8 +165,13 @@ aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin,
   for (const oc::Value* v : g.outputs) m->outputs.push_back(MakeIoInfo(*v, ACL_FORMAT_ND));
   if (m->om.dynamic) {
     if (aclError e = SetUpDynamicModel(*m, origin)) return e;
+  } else if (auto exe = oc::Executable::Create(m->om.graph, m->om.prepacked);
+             !exe.ok() && exe.status().code() == oc::StatusCode::kNotSupported && oc::NeedsInterpreter(g) &&
+             !with_mem) {
+    // Static shapes, but ops without a compiled kernel (optionals or sequences
+    // inside): the dynamic path runs it node by node.
+    if (aclError e = SetUpDynamicModel(*m, origin)) return e;
   } else {
-    auto exe = oc::Executable::Create(m->om.graph, m->om.prepacked);
     if (!exe.ok()) return Fail(LoadCode(exe.status()), StrCat(origin, ": ", exe.status().message()));
     m->exe = std::move(exe).value();
     if (with_mem && work) {
