@@ -313,6 +313,11 @@ def test_ml_dtypes_npy_files_in_and_out(tmp_path, onnx_type, mltype):
     # msame's own output file (named dtype) is a valid input again.
     outs2, _ = run(om, tmp_path, [same], out="again")
     np.testing.assert_array_equal(np.load(outs2[0][0]).view(np.uint8), x.view(np.uint8))
+    # As text: the values, one row per innermost dimension.
+    proc = msame(["--model", om, "--input", save(tmp_path, [x]), "--output", tmp_path / "txt", "--outfmt", "TXT"])
+    assert proc.returncode == 0, proc.stderr
+    text = np.loadtxt(tmp_path / "txt" / "ident_output_0.txt", dtype=np.float64, ndmin=2)
+    np.testing.assert_allclose(text, x.astype(np.float64), rtol=1e-6)
 
 
 def test_ml_dtypes_npy_of_another_type_is_refused(tmp_path):

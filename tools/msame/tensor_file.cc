@@ -145,7 +145,7 @@ bool WriteText(const std::string& path, const Tensor& t, const std::vector<uint8
     case ACL_FLOAT4_E2M1: {
       const size_t n = t.dtype == ACL_BF16 ? host.size() / 2 : t.dtype == ACL_FLOAT4_E2M1 ? count : host.size();
       for (size_t i = 0; i < n; ++i)
-        std::fprintf(f, "%.6g%c", LowPrecisionValue(t.dtype, p, i), (i + 1) % row == 0 ? '\n' : ' ');
+        std::fprintf(f, "%.9g%c", LowPrecisionValue(t.dtype, p, i), (i + 1) % row == 0 ? '\n' : ' ');
       break;
     }
     case ACL_INT4:
