@@ -184,7 +184,8 @@ std::string ParseNpy(const std::string& path, const std::vector<uint8_t>& bytes,
       return fail("unsupported dtype '" + descr + "'");
     kind = descr[1];
     for (size_t i = 2; i < descr.size(); ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(descr[i])) || i > 6) return fail("unsupported dtype '" + descr + "'");
+      if (!std::isdigit(static_cast<unsigned char>(descr[i])) || i > 6)
+        return fail("unsupported dtype '" + descr + "'");
       item = item * 10 + static_cast<size_t>(descr[i] - '0');
     }
     if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b' && kind != 'V')

@@ -224,13 +224,14 @@ std::string InputBytes(const InputFile& f, size_t index, const Tensor& t, std::v
   if (f.is_npy) {
     const NpyArray& a = f.npy;
     const ElemType* e = FindElemType(t.dtype);
-    if (!e)
-      return what + "its element type has no AscendCL code (aclmdlGetInputDataType gives " +
-             (t.dtype == ACL_DT_UNDEFINED ? std::string("ACL_DT_UNDEFINED: in ONNX float8 E4M3FNUZ/E5M2FNUZ, uint4, int2 or uint2")
-                                          : std::to_string(static_cast<int>(t.dtype))) +
-             "), so '" + f.path +
+    if (!e) {
+      const std::string code = t.dtype == ACL_DT_UNDEFINED
+                                   ? "ACL_DT_UNDEFINED: in ONNX float8 E4M3FNUZ/E5M2FNUZ, uint4, int2 or uint2"
+                                   : std::to_string(static_cast<int>(t.dtype));
+      return what + "its element type has no AscendCL code (aclmdlGetInputDataType gives " + code + "), so '" + f.path +
              "' cannot be checked against it: give the input's " + std::to_string(t.data_bytes) +
              " bytes as a raw .bin file";
+    }
     if (!Holds(a, *e))
       return what + "dtype mismatch: the model expects " + e->name + ", '" + f.path + "' holds " + a.TypeName();
     if (a.shape != t.dims)
