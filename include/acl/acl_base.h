@@ -229,8 +229,22 @@ typedef enum {
   ACL_BF16 = 27,
   ACL_INT4 = 29,
   ACL_UINT1 = 30,
-  ACL_COMPLEX32 = 33
+  ACL_COMPLEX32 = 33,
+  ACL_HIFLOAT8 = 34,
+  ACL_FLOAT8_E5M2 = 35,
+  ACL_FLOAT8_E4M3FN = 36,
+  ACL_FLOAT8_E8M0 = 37,
+  ACL_FLOAT6_E3M2 = 38,
+  ACL_FLOAT6_E2M3 = 39,
+  ACL_FLOAT4_E2M1 = 40,
+  ACL_FLOAT4_E1M2 = 41
 } aclDataType;
+/* Models report ONNX element types with these codes; ONNX types CANN has no
+ * code for (float8 E4M3FNUZ / E5M2FNUZ, uint4, int2, uint2) read
+ * ACL_DT_UNDEFINED, their sizes are still right. ACL_INT4 and ACL_FLOAT4_E2M1
+ * are packed two elements per byte, element 0 in the low nibble. ACL_HIFLOAT8,
+ * ACL_FLOAT6_* and ACL_FLOAT4_E1M2 exist for source compatibility: no model or
+ * operator here uses them. */
 
 /* Memory layouts. Only the plain ones (ND, NCHW, NHWC, NCDHW, NDHWC) describe
  * data this CPU implementation produces; the others exist for source
@@ -305,8 +319,10 @@ ACL_FUNC_VISIBILITY uint32_t aclGetDataBufferSize(const aclDataBuffer *dataBuffe
 /* The size in bytes; 0 for a NULL/unknown buffer. */
 ACL_FUNC_VISIBILITY size_t aclGetDataBufferSizeV2(const aclDataBuffer *dataBuffer);
 
-/* Bytes per element of dataType; 0 for ACL_STRING, ACL_DT_UNDEFINED and
- * unknown values (sub-byte types also report 0 here). */
+/* Bytes per element of dataType (1 for the 8-bit floats); 0 for ACL_STRING,
+ * ACL_DT_UNDEFINED, unknown values and the sub-byte types (ACL_INT4,
+ * ACL_UINT1, ACL_FLOAT4_*, ACL_FLOAT6_*), whose sizes are whole tensors'
+ * packed bytes: aclGetTensorDescSize, aclmdlGetInputSizeByIndex. */
 ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
 
 /* ---- aclTensorDesc: element type, shape and layout of a tensor --------------
@@ -323,8 +339,9 @@ ACL_FUNC_VISIBILITY void aclDestroyTensorDesc(const aclTensorDesc *desc);
 ACL_FUNC_VISIBILITY aclDataType aclGetTensorDescType(const aclTensorDesc *desc);
 /* ACL_FORMAT_UNDEFINED for NULL. */
 ACL_FUNC_VISIBILITY aclFormat aclGetTensorDescFormat(const aclTensorDesc *desc);
-/* Bytes of the whole tensor (element count times element size); 0 for NULL or
- * when a dimension is unknown. */
+/* Bytes of the whole tensor (element count times element size; packed bytes,
+ * rounded up, for the 4-bit and 1-bit types); 0 for NULL, when a dimension is
+ * unknown or for a type without a size (ACL_STRING, ACL_FLOAT6_*). */
 ACL_FUNC_VISIBILITY size_t aclGetTensorDescSize(const aclTensorDesc *desc);
 /* Product of the dims (1 for a scalar); 0 for NULL or an unknown dimension. */
 ACL_FUNC_VISIBILITY size_t aclGetTensorDescElementCount(const aclTensorDesc *desc);

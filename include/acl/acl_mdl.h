@@ -107,7 +107,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlDestroyDesc(aclmdlDesc *modelDesc);
 ACL_FUNC_VISIBILITY aclError aclmdlGetDesc(aclmdlDesc *modelDesc, uint32_t modelId);
 ACL_FUNC_VISIBILITY size_t aclmdlGetNumInputs(aclmdlDesc *modelDesc);
 ACL_FUNC_VISIBILITY size_t aclmdlGetNumOutputs(aclmdlDesc *modelDesc);
-/* Bytes of input/output `index` (the size its data buffer must have). */
+/* Bytes of input/output `index` (the size its data buffer must have; for the
+ * 4-bit types the packed size, two elements per byte, rounded up). */
 ACL_FUNC_VISIBILITY size_t aclmdlGetInputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
 ACL_FUNC_VISIBILITY size_t aclmdlGetOutputSizeByIndex(aclmdlDesc *modelDesc, size_t index);
 /* Writes name and shape of input/output `index`. ACL_ERROR_INVALID_PARAM for
@@ -123,7 +124,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlGetOutputDims(const aclmdlDesc *modelDesc, si
  * node: its output buffers are checked against the actual sizes when the run
  * ends (an error reported by the execution or the stream's synchronization),
  * and the shapes are then in the output dataset's descs and
- * aclmdlGetCurOutputDims. */
+ * aclmdlGetCurOutputDims. Where an output's size is not known beforehand,
+ * aclmdlExecute can allocate it: see there. */
 /* Same as aclmdlGetInputDims: the shape seen by the user and the shape the
  * model runs on are the same here. */
 ACL_FUNC_VISIBILITY aclError aclmdlGetInputDimsV2(const aclmdlDesc *modelDesc, size_t index, aclmdlIODims *dims);
@@ -211,7 +213,18 @@ ACL_FUNC_VISIBILITY aclTensorDesc *aclmdlGetDatasetTensorDesc(const aclmdlDatase
  * aclmdlExecuteAsync on the current context's default stream followed by a
  * synchronization of that stream, so it also waits for work queued earlier on
  * that stream. Errors as aclmdlExecuteAsync, plus those of the run itself. For
- * parallel executions from several threads give each thread its own stream. */
+ * parallel executions from several threads give each thread its own stream.
+ * An output buffer given as (NULL, 0) (aclCreateDataBuffer(NULL, 0)) is
+ * allocated by the execution: device memory of exactly the bytes the output
+ * came out with (for a dynamic model, at this run's shapes; where the shape
+ * depends on data, once the run has made it), set into the buffer
+ * (aclGetDataBufferAddr / aclGetDataBufferSizeV2; the shape is in the output
+ * dataset's desc, aclmdlGetDatasetTensorDesc, for dynamic models). The memory
+ * is the caller's: free it with aclrtFree, and reset the buffer with
+ * aclUpdateDataBuffer(buffer, NULL, 0) to have the next execution allocate
+ * again (or keep it for the next run, if its size is still enough). An output
+ * of 0 bytes leaves the buffer as it is. aclmdlExecuteAsync does not
+ * allocate: it takes such a buffer as one of 0 bytes. */
 ACL_FUNC_VISIBILITY aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset *input, aclmdlDataset *output);
 /* Queues one execution on `stream` (NULL: default stream) and returns. The
  * datasets are checked now: one buffer per input/output; input buffers of

@@ -136,27 +136,43 @@ size_t aclGetDataBufferSizeV2(const aclDataBuffer* dataBuffer) {
 
 // ---- Element sizes ------------------------------------------------------------------------
 
-size_t aclDataTypeSize(aclDataType dataType) {
-  OC_ACL_TRACE_API(__func__);
-  switch (EnumBits(dataType)) {
+namespace {
+// Bits per element; 0 for types without a storage size.
+size_t ElementBits(int dataType) {
+  switch (dataType) {
     case ACL_BOOL:
     case ACL_INT8:
-    case ACL_UINT8: return 1;
+    case ACL_UINT8:
+    case ACL_HIFLOAT8:
+    case ACL_FLOAT8_E5M2:
+    case ACL_FLOAT8_E4M3FN:
+    case ACL_FLOAT8_E8M0: return 8;
     case ACL_FLOAT16:
     case ACL_BF16:
     case ACL_INT16:
-    case ACL_UINT16: return 2;
+    case ACL_UINT16: return 16;
     case ACL_FLOAT:
     case ACL_INT32:
     case ACL_UINT32:
-    case ACL_COMPLEX32: return 4;
+    case ACL_COMPLEX32: return 32;
     case ACL_INT64:
     case ACL_UINT64:
     case ACL_DOUBLE:
-    case ACL_COMPLEX64: return 8;
-    case ACL_COMPLEX128: return 16;
-    default: return 0;
+    case ACL_COMPLEX64: return 64;
+    case ACL_COMPLEX128: return 128;
+    case ACL_INT4:
+    case ACL_FLOAT4_E2M1:
+    case ACL_FLOAT4_E1M2: return 4;
+    case ACL_UINT1: return 1;
+    default: return 0;  // ACL_STRING, ACL_FLOAT6_* (no packing defined), unknown
   }
+}
+}  // namespace
+
+size_t aclDataTypeSize(aclDataType dataType) {
+  OC_ACL_TRACE_API(__func__);
+  const size_t bits = ElementBits(EnumBits(dataType));
+  return bits >= 8 ? bits / 8 : 0;
 }
 
 // ---- aclTensorDesc ------------------------------------------------------------------------
@@ -222,8 +238,11 @@ size_t aclGetTensorDescSize(const aclTensorDesc* desc) {
   OC_ACL_TRACE_API(__func__);
   auto* d = LiveDesc(desc);
   if (!d) return 0;
-  const size_t n = ElementCount(*d), size = aclDataTypeSize(d->dtype);
-  return size != 0 && n > std::numeric_limits<size_t>::max() / size ? 0 : n * size;  // 0 on overflow
+  const size_t n = ElementCount(*d), bits = ElementBits(EnumBits(d->dtype));
+  if (bits == 0) return 0;
+  if (bits < 8) return n / (8 / bits) + (n % (8 / bits) != 0);  // packed, rounded up to whole bytes
+  const size_t size = bits / 8;
+  return n > std::numeric_limits<size_t>::max() / size ? 0 : n * size;  // 0 on overflow
 }
 
 size_t aclGetTensorDescElementCount(const aclTensorDesc* desc) {

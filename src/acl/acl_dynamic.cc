@@ -161,9 +161,10 @@ aclError SetUpDynamicModel(ModelObj& m, const std::string& origin) {
     if (!*exe) {
       // This gear runs in the interpreter: inputs have the gear's sizes, outputs are unknown.
       for (size_t i = 0; i < g.inputs.size(); ++i) {
-        size_t bytes = DataTypeSize(g.inputs[i]->dtype);
-        for (int64_t dim : d->gears.shapes[k][i]) bytes *= static_cast<size_t>(dim);
-        in_bytes[i] = std::max(in_bytes[i], bytes);
+        int64_t count = 1;
+        for (int64_t dim : d->gears.shapes[k][i]) count *= dim;
+        const int64_t bytes = DataTypeByteSize(g.inputs[i]->dtype, count);  // packed for 4-bit types
+        in_bytes[i] = std::max(in_bytes[i], static_cast<size_t>(std::max<int64_t>(bytes, 0)));
       }
       if (k == 0) for (const Value* v : g.outputs) out_dims.push_back(v->has_shape ? v->shape : std::vector<int64_t>{-2});
       continue;
@@ -281,11 +282,27 @@ Status RunInterpreted(ModelObj& m, const InterpretedRun& run, const std::vector<
       return NotSupported("output ", i, " ('", g.outputs[i]->name, "') is a ", r.Describe(),
                           ", which a model output buffer cannot hold");
     const size_t bytes = r.tensor.ByteSize();
-    if (bytes > run.out_sizes[i])
+    void* dst = outs[i];
+    if (i < run.allocate.size() && run.allocate[i]) {
+      // aclmdlExecute's (NULL, 0) buffer: memory of this size, the caller's from now on.
+      aclDataBuffer* b = run.output && Datasets().Contains(run.output) && i < run.output->buffers.size()
+                             ? run.output->buffers[i] : nullptr;
+      if (!b || !DataBuffers().Contains(b))
+        return InvalidArgument("output ", i, " ('", g.outputs[i]->name, "'): its buffer was destroyed during the run");
+      if (bytes) {
+        OC_ASSIGN_OR_RETURN(dst, RuntimeState().memory.Allocate(bytes, rt::MemKind::kDevice));
+        b->data = dst;
+        b->size = bytes;
+      }
+    } else if (bytes > run.out_sizes[i]) {
       return InvalidArgument("output ", i, " ('", g.outputs[i]->name, "') came out with shape ",
                              oc::DimsString(r.tensor.shape), " (", bytes, " bytes) but its buffer holds ", run.out_sizes[i],
-                             " bytes");
-    if (bytes) std::memcpy(outs[i], r.tensor.data.data(), bytes);
+                             " bytes", run.out_sizes[i] == 0
+                                           ? " (aclmdlExecute allocates an output whose buffer is given as NULL "
+                                             "with size 0)"
+                                           : "");
+    }
+    if (bytes) std::memcpy(dst, r.tensor.data.data(), bytes);
     dims.push_back(r.tensor.shape);
   }
   // The output dataset may be gone already (an async caller may destroy it once

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "acl/acl_model_internal.h"
+#include "executor/interpreter_ops.h"
 #include "runtime/single_op.h"
 
 using namespace oc::acl;
@@ -164,8 +165,13 @@ aclError BuildModel(oc::Expected<oc::OmModel> loaded, const std::string& origin,
   for (const oc::Value* v : g.outputs) m->outputs.push_back(MakeIoInfo(*v, ACL_FORMAT_ND));
   if (m->om.dynamic) {
     if (aclError e = SetUpDynamicModel(*m, origin)) return e;
+  } else if (auto exe = oc::Executable::Create(m->om.graph, m->om.prepacked);
+             !exe.ok() && exe.status().code() == oc::StatusCode::kNotSupported && oc::NeedsInterpreter(g) &&
+             !with_mem) {
+    // Static shapes, but ops without a compiled kernel (optionals or sequences
+    // inside): the dynamic path runs it node by node.
+    if (aclError e = SetUpDynamicModel(*m, origin)) return e;
   } else {
-    auto exe = oc::Executable::Create(m->om.graph, m->om.prepacked);
     if (!exe.ok()) return Fail(LoadCode(exe.status()), StrCat(origin, ": ", exe.status().message()));
     m->exe = std::move(exe).value();
     if (with_mem && work) {
@@ -226,7 +232,10 @@ aclError CheckDataset(const aclmdlDataset* ds, const std::vector<IoInfo>& io, bo
       return Fail(ACL_ERROR_INVALID_PARAM,
                   StrCat(what, " ", i, " ('", io[i].name, "'): buffer size is ", b->size, " bytes but the model ",
                          is_input && !need ? "expects exactly " : "needs at least ", bytes, " bytes",
-                         need ? " for the shapes of this run" : ""));
+                         need ? " for the shapes of this run" : "",
+                         !is_input && !b->data && b->size == 0
+                             ? " (aclmdlExecute allocates an output whose buffer is given as NULL with size 0)"
+                             : ""));
     if (bytes > 0) {
       if (!b->data)
         return Fail(ACL_ERROR_INVALID_PARAM, StrCat(what, " ", i, " ('", io[i].name, "'): buffer address is NULL"));
@@ -240,9 +249,40 @@ aclError CheckDataset(const aclmdlDataset* ds, const std::vector<IoInfo>& io, bo
   return ACL_SUCCESS;
 }
 
+// The output buffers given as (NULL, 0) for outputs aclmdlExecute is to
+// allocate (`allocate` false: none; aclmdlExecuteAsync checks them as buffers
+// of 0 bytes).
+std::vector<bool> OutputsToAllocate(const aclmdlDataset* output, size_t count, bool allocate) {
+  std::vector<bool> out(count, false);
+  if (!allocate || !output || !Datasets().Contains(output) || output->buffers.size() != count) return out;
+  for (size_t i = 0; i < count; ++i) {
+    const aclDataBuffer* b = output->buffers[i];
+    out[i] = b && DataBuffers().Contains(b) && !b->data && b->size == 0;
+  }
+  return out;
+}
+
+// Gives each output buffer in `which` device memory of `need[i]` bytes (none
+// for 0 bytes); the caller owns it from then on (aclrtFree).
+aclError AllocateOutputs(aclmdlDataset* output, const std::vector<bool>& which, const std::vector<size_t>& need) {
+  for (size_t i = 0; i < which.size(); ++i) {
+    if (!which[i] || need[i] == 0) continue;
+    auto p = RuntimeState().memory.Allocate(need[i], oc::rt::MemKind::kDevice);
+    if (!p.ok())
+      return Fail(ACL_ERROR_BAD_ALLOC, StrCat("output ", i, ": cannot allocate the ", need[i], " bytes it needs: ",
+                                              p.status().message()));
+    output->buffers[i]->data = *p;
+    output->buffers[i]->size = need[i];
+  }
+  return ACL_SUCCESS;
+}
+
 // Validates and enqueues one execution; `*stream_out` receives the stream used.
+// `allocate` (aclmdlExecute): output buffers of (NULL, 0) get device memory of
+// the size this run needs (for outputs whose shapes depend on data, when the
+// run has made them).
 aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output, aclrtStream stream,
-                          std::shared_ptr<StreamObj>* stream_out) {
+                          std::shared_ptr<StreamObj>* stream_out, bool allocate) {
   if (aclError e = RequireInit()) return e;
   auto model = FindModel(modelId);
   if (!model) return UnknownModel(modelId);
@@ -253,18 +293,19 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
     // The shapes of this run pick (or make) the executable; buffers must hold them.
     if (aclError e = ResolveDynamicExecutable(*model, input, &exe, &interpreted.shapes)) return e;
   }
+  const std::vector<bool> to_allocate = OutputsToAllocate(output, model->outputs.size(), allocate);
   if (model->dyn && !exe) {
     // Shapes that depend on data: the interpreter runs it, output sizes are
-    // checked when they are known.
+    // checked (or outputs allocated) when they are known.
     auto interp = model->dyn->spec->GetInterpreter();
     if (!interp.ok()) return FailStatus(interp.status(), ACL_ERROR_FEATURE_UNSUPPORTED);
     interpreted.interpreter = std::move(interp).value();
     const oc::Graph& g = *model->om.graph;
     std::vector<size_t> in_need, out_need(model->outputs.size(), 0);
     for (size_t i = 0; i < g.inputs.size(); ++i) {
-      size_t bytes = oc::DataTypeSize(g.inputs[i]->dtype);
-      for (int64_t d : interpreted.shapes[i]) bytes *= static_cast<size_t>(d);
-      in_need.push_back(bytes);
+      int64_t count = 1;
+      for (int64_t d : interpreted.shapes[i]) count *= d;
+      in_need.push_back(static_cast<size_t>(std::max<int64_t>(oc::DataTypeByteSize(g.inputs[i]->dtype, count), 0)));
     }
     for (size_t i = g.inputs.size(); i < model->inputs.size(); ++i) in_need.push_back(model->inputs[i].bytes);
     // Every output buffer must be device memory over its whole size: the run
@@ -277,6 +318,7 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
     in_ptrs.resize(g.inputs.size());
     interpreted.out_sizes = out_need;
     interpreted.output = output;
+    interpreted.allocate = to_allocate;
   } else if (model->dyn) {
     std::vector<size_t> in_need, out_need;
     for (size_t i = 0; i < exe->num_inputs(); ++i) in_need.push_back(static_cast<size_t>(exe->input(i).ByteSize()));
@@ -284,10 +326,14 @@ aclError EnqueueExecution(uint32_t modelId, const aclmdlDataset* input, aclmdlDa
     for (size_t i = 0; i < exe->num_outputs(); ++i)
       out_need.push_back(static_cast<size_t>(exe->output(i).ByteSize()));
     if (aclError e = CheckDataset(input, model->inputs, true, &in_ptrs, &in_need)) return e;
+    if (aclError e = AllocateOutputs(output, to_allocate, out_need)) return e;
     if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs, &out_need)) return e;
     in_ptrs.resize(exe->num_inputs());  // the dynamic tensor is not a graph input
   } else {
+    std::vector<size_t> out_need;
+    for (const IoInfo& io : model->outputs) out_need.push_back(io.bytes);
     if (aclError e = CheckDataset(input, model->inputs, true, &in_ptrs)) return e;
+    if (aclError e = AllocateOutputs(output, to_allocate, out_need)) return e;
     if (aclError e = CheckDataset(output, model->outputs, false, &out_ptrs)) return e;
   }
   if (aclError e = ResolveStream(stream, stream_out)) return e;
@@ -659,14 +705,14 @@ aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdl
                             aclrtStream stream) {
   return Guard(__func__, [&]() -> aclError {
     std::shared_ptr<StreamObj> s;
-    return EnqueueExecution(modelId, input, output, stream, &s);
+    return EnqueueExecution(modelId, input, output, stream, &s, false);
   });
 }
 
 aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output) {
   return Guard(__func__, [&]() -> aclError {
     std::shared_ptr<StreamObj> s;
-    if (aclError e = EnqueueExecution(modelId, input, output, nullptr, &s)) return e;
+    if (aclError e = EnqueueExecution(modelId, input, output, nullptr, &s, true)) return e;
     return SyncStream(*s, -1);
   });
 }

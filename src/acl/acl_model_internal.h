@@ -51,12 +51,14 @@ struct ModelObj {
 
 // One run of a dynamic model through the interpreter (shapes only known as it
 // goes): the inputs at their signature's shapes, the output buffers and their
-// sizes, and the output dataset whose descs receive the shapes.
+// sizes, the output dataset whose descs receive the shapes, and the outputs
+// whose (NULL, 0) buffers get memory once their sizes are known (aclmdlExecute).
 struct InterpretedRun {
   std::shared_ptr<const Interpreter> interpreter;
   ShapeSignature shapes;
   std::vector<size_t> out_sizes;
   aclmdlDataset* output = nullptr;
+  std::vector<bool> allocate;
 };
 Status RunInterpreted(ModelObj& m, const InterpretedRun& run, const std::vector<const void*>& ins,
                       const std::vector<void*>& outs);

@@ -4,15 +4,16 @@ by OpenCANN, compared with the outputs the package computed (rtol 1e-3 / atol 1e
 floating point, exact for integers and bools).
 
   run_conformance.py --build-dir build --check        # what `make test` runs
+  run_conformance.py --build-dir build --via tools --check   # ... and this: atc + msame
   run_conformance.py --build-dir build --write-doc docs/conformance.md
   run_conformance.py --build-dir build -k 'test_conv'  # a subset, verbose per case
 
 Each case goes through parse -> passes -> .om bytes -> .om load -> run, in the
-oc_conformance_driver process (the work of `atc` + `msame` without two spawns per case);
-`--via tools` runs the real atc and msame binaries instead: measured on 2 cores, 18.5 s
-for the 1,884 cases against 2.5 s in-process, with the same verdicts except that it does
-not compile shape-setting inputs in as constants (below), and that .npy has no bfloat16.
-Two drivers run in parallel (--jobs); a crash or a hang costs the case, not the run.
+oc_conformance_driver process (the work of `atc` + `msame` without two spawns per case).
+`--via tools` runs the real atc and msame binaries instead, as a user would (ToolsWorker);
+what that path cannot run beyond exclusions.txt is listed in tools_exclusions.txt, and
+--write-doc runs both and reports them side by side.
+Two workers run in parallel (--jobs); a crash or a hang costs the case, not the run.
 
 --check fails on any failure that exclusions.txt does not list, on a listed test that now
 passes (so the list stays honest; tests of a random generator, which can match their expected
@@ -47,6 +48,8 @@ from op_notes import PARSER_OPS, unsupported_reason  # noqa: E402
 RTOL = 1e-3
 ATOL = 1e-5
 EXCLUSIONS = os.path.join(HERE, "exclusions.txt")
+# What the command-line path (--via tools: atc + msame) fails beyond EXCLUSIONS.
+TOOLS_EXCLUSIONS = os.path.join(HERE, "tools_exclusions.txt")
 DOC_COMMAND = "python3 tests/conformance/run_conformance.py --build-dir build --write-doc docs/conformance.md"
 
 # Failure classes, in the order the report lists them.
@@ -316,13 +319,59 @@ class DriverWorker:
 
 
 # ---------------------------------------------------------------------------------
-# Tools backend: the real atc and msame binaries (slower; for cross-checks)
+# Tools backend: the real atc and msame binaries, as a user runs them
 
 ATC_CLASSES = {"E11003": "unsupported_op", "E11004": "unsupported_feature", "E11002": "parse_error",
                "E10001": "parse_error", "E12001": "compile_error", "E12002": "compile_error"}
 
+# ONNX element types msame reads and writes as .npy: numpy's own, and those of
+# ml_dtypes that AscendCL has a code for (ACL_BF16, ACL_FLOAT8_*, ACL_INT4,
+# ACL_FLOAT4_E2M1). The others (float8 FNUZ, uint4, int2, uint2: no AscendCL
+# code) go as .bin, their packed bytes as the TensorProto holds them.
+NO_ACL_CODE = {18, 20, 21, 25, 26}  # FLOAT8E4M3FNUZ, FLOAT8E5M2FNUZ, UINT4, UINT2, INT2
+MSAME_OUTPUT = re.compile(r"^\[INFO\] output (\d+) \('.*', \(([-\d,]*)\)\) written to (.*)$", re.M)
+
+
+def write_input(arr, tensor_type: int, path_stem: str) -> str:
+    """Writes one model input for msame: .npy, or .bin for a type .npy cannot name for it."""
+    import numpy as np
+    from onnx import numpy_helper
+
+    if tensor_type in NO_ACL_CODE:
+        path = path_stem + ".bin"
+        with open(path, "wb") as f:
+            f.write(numpy_helper.from_array(arr).raw_data)
+        return path
+    path = path_stem + ".npy"
+    np.save(path, np.asarray(arr, order="C"))  # not ascontiguousarray: it makes a 0-d array 1-d
+    return path
+
+
+def read_output(path: str, elem_type: int, shape):
+    """An msame output file as an array: .npy (ml_dtypes types load by name), or a .bin
+    of `elem_type` at `shape` (msame writes .bin where .npy cannot hold the type)."""
+    import ml_dtypes  # noqa: F401  (registers bfloat16, float8_*, int4, ... with numpy for np.load)
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+
+    if path.endswith(".npy"):
+        return np.load(path)
+    t = onnx.TensorProto()
+    t.data_type = elem_type
+    t.dims.extend(shape)
+    with open(path, "rb") as f:
+        t.raw_data = f.read()
+    return numpy_helper.to_array(t)
+
 
 class ToolsWorker:
+    """Each case compiled with atc (--input_shape from the first data set where the model
+    leaves dims open) and run with msame, one process per data set, inputs as .npy (or
+    .bin), outputs read back from msame's files. Shape-setting inputs stay graph inputs: a
+    model whose shapes then depend on data is a dynamic .om, and msame sizes its outputs
+    from the run (aclmdlExecute allocates them)."""
+
     def __init__(self, build_dir: str, out_root: str, timeout: float, threads: int):
         self.atc, self.msame = os.path.join(build_dir, "atc"), os.path.join(build_dir, "msame")
         self.out_root, self.timeout = out_root, timeout
@@ -349,22 +398,55 @@ class ToolsWorker:
         finally:
             shutil.rmtree(work, ignore_errors=True)
 
+    @staticmethod
+    def _input_tensor(pb: str, kind: str, name: str, j: int):
+        """(array, ONNX element type) for input file `pb` of a `kind` graph input, or a
+        Result when msame cannot be given it (a sequence, an empty optional)."""
+        import onnx
+        from onnx import numpy_helper
+
+        with open(pb, "rb") as f:
+            data = f.read()
+        t = onnx.TensorProto()
+        if kind == "optional":
+            o = onnx.OptionalProto()
+            o.ParseFromString(data)
+            if not o.HasField("tensor_value"):
+                what = "an optional holding a sequence" if o.HasField("sequence_value") else "an empty optional"
+                return Result(name, "unsupported_type", f"[runner] input {j} is {what}: an msame input file holds one "
+                                                        "array (AscendCL model inputs are tensors)")
+            t = o.tensor_value
+        elif kind != "tensor":
+            return Result(name, "unsupported_type", f"[runner] input {j} is a {kind}: an msame input file holds one "
+                                                    "array (AscendCL model inputs are tensors)")
+        else:
+            t.ParseFromString(data)
+        return numpy_helper.to_array(t), t.data_type
+
     def _run(self, case_dir, name, work, np, onnx, start):
+        from onnx import numpy_helper
+
         model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+        elapsed = lambda: (time.monotonic() - start) * 1000  # noqa: E731
         sets = sorted(d for d in os.listdir(case_dir) if d.startswith("test_data_set_"))
         inits = {i.name for i in model.graph.initializer}
         graph_inputs = [v for v in model.graph.input if v.name not in inits]
+        in_kinds = [generate_cases._value_kind(v.type) for v in graph_inputs]
+        out_kinds = [generate_cases._value_kind(v.type) for v in model.graph.output]
         inputs0 = []
-        j = 0
-        while sets and os.path.exists(os.path.join(case_dir, sets[0], f"input_{j}.pb")):
-            inputs0.append(load_tensor(os.path.join(case_dir, sets[0], f"input_{j}.pb")))
-            j += 1
+        for j, kind in enumerate(in_kinds):
+            pb = os.path.join(case_dir, sets[0], f"input_{j}.pb") if sets else ""
+            if os.path.exists(pb):
+                # An optional input goes as the tensor it holds (AscendCL sees its element type and shape).
+                inputs0.append(self._input_tensor(pb, kind, name, j))
+                if isinstance(inputs0[-1], Result):
+                    return inputs0[-1]
         cmd = [self.atc, f"--model={os.path.join(case_dir, 'model.onnx')}", "--framework=5",
                f"--output={os.path.join(work, 'model')}"]
         dyn = []
-        for v, arr in zip(graph_inputs, inputs0):
-            dims = v.type.tensor_type.shape.dim if v.type.HasField("tensor_type") else []
-            if not v.type.tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in dims):
+        for v, (arr, _) in zip(graph_inputs, inputs0):
+            tt = v.type.tensor_type if v.type.HasField("tensor_type") else v.type.optional_type.elem_type.tensor_type
+            if not tt.HasField("shape") or any(not d.HasField("dim_value") for d in tt.shape.dim):
                 dyn.append(f"{v.name}:{','.join(str(d) for d in arr.shape)}")
         if dyn:
             cmd.append("--input_shape=" + ";".join(dyn))
@@ -376,18 +458,19 @@ class ToolsWorker:
             m = re.search(r"\b(E\d{5})\b", text)
             code = m.group(1) if m else ""
             cls = ATC_CLASSES.get(code, "compile_error")
-            if cls == "unsupported_feature" and "only tensors are supported" in text:
-                cls = "unsupported_type"
-            elif cls == "unsupported_feature" and "element type" in text:
+            if cls == "unsupported_feature" and "element type" in text:
                 cls = "unsupported_dtype"
-            return Result(name, cls, f"[atc {code}] {short(text)}", (time.monotonic() - start) * 1000)
+            return Result(name, cls, f"[atc {code}] {short(text)}", elapsed())
+        out_types = [(o.type.tensor_type if o.type.HasField("tensor_type")
+                      else o.type.optional_type.elem_type.tensor_type).elem_type for o in model.graph.output]
         for ds in sets:
             paths = []
             j = 0
             while os.path.exists(os.path.join(case_dir, ds, f"input_{j}.pb")):
-                p_npy = os.path.join(work, f"{ds}_input_{j}.npy")
-                np.save(p_npy, load_tensor(os.path.join(case_dir, ds, f"input_{j}.pb")))
-                paths.append(p_npy)
+                got = self._input_tensor(os.path.join(case_dir, ds, f"input_{j}.pb"), in_kinds[j], name, j)
+                if isinstance(got, Result):
+                    return got
+                paths.append(write_input(got[0], got[1], os.path.join(work, f"{ds}_input_{j}")))
                 j += 1
             out = os.path.join(work, ds)
             cmd = [self.msame, "--model", os.path.join(work, "model.om"), "--output", out, "--outfmt", "NPY"]
@@ -397,19 +480,23 @@ class ToolsWorker:
             if p.returncode < 0:
                 return Result(name, "crash", f"msame killed by {signal.Signals(-p.returncode).name}")
             if p.returncode != 0:
-                text = p.stdout + p.stderr
+                # From the first error on, the case's folder left out: the same words every run.
+                text = (p.stdout + p.stderr).replace(work + os.sep, "")
+                text = text[text.find("[ERROR]"):] if "[ERROR]" in text else text
                 cls = "input_error" if "mismatch" in text else "runtime_error"
-                return Result(name, cls, f"[msame] {short(text)}", (time.monotonic() - start) * 1000)
-            # msame's NPY outputs, renamed to the driver's layout for the shared checker.
-            j = 0
-            from onnx import numpy_helper
-            while os.path.exists(os.path.join(out, f"model_output_{j}.npy")):
-                arr = np.load(os.path.join(out, f"model_output_{j}.npy"))
+                return Result(name, cls, f"[msame] {short(text)}", elapsed())
+            # msame's outputs, as the shapes it printed say, in the driver's layout for the shared checker.
+            for m in MSAME_OUTPUT.finditer(p.stdout):
+                j = int(m.group(1))
+                shape = [int(d) for d in m.group(2).split(",") if d]
+                arr = read_output(m.group(3), out_types[j] if j < len(out_types) else 1, shape)
+                proto = numpy_helper.from_array(arr)
+                if j < len(out_kinds) and out_kinds[j] == "optional":  # the tensor msame wrote, as a present optional
+                    proto = numpy_helper.from_optional(arr, elem_type=onnx.OptionalProto.TENSOR)
                 with open(os.path.join(out, f"output_{j}.pb"), "wb") as f:
-                    f.write(numpy_helper.from_array(arr).SerializeToString())
-                j += 1
+                    f.write(proto.SerializeToString())
         ok, msg, err = check_outputs(case_dir, work)
-        return Result(name, "passed" if ok else "wrong_result", msg, (time.monotonic() - start) * 1000, err)
+        return Result(name, "passed" if ok else "wrong_result", msg, elapsed(), err)
 
 
 # ---------------------------------------------------------------------------------
@@ -418,9 +505,10 @@ class ToolsWorker:
 
 @dataclass
 class Exclusion:
-    pattern: str      # "op:Name" (every case of that op) or a test-name glob
+    pattern: str      # "op:Name" (every case of that op), "expanded:Name" or a test-name glob
     reason: str
     line: int
+    source: str = EXCLUSIONS  # the list file
     matched: list = field(default_factory=list)
 
     # Reasons of entries whose tests may pass as well as fail, so that a pass is not a
@@ -468,7 +556,7 @@ def read_exclusions(path: str) -> list[Exclusion]:
             parts = line.split(None, 1)
             if len(parts) < 2 or not parts[1].strip():
                 raise SystemExit(f"{path}:{n}: '{parts[0]}' has no reason; every excluded test needs one")
-            entries.append(Exclusion(parts[0], parts[1].strip(), n))
+            entries.append(Exclusion(parts[0], parts[1].strip(), n, path))
     return entries
 
 
@@ -583,7 +671,7 @@ def pct(a: int, b: int) -> str:
     return f"{100.0 * a / b:.1f}%" if b else "n/a"
 
 
-def write_doc(path, cases, results, by_case, exclusions, reg, onnx_version, seconds, jobs):
+def write_doc(path, cases, results, by_case, exclusions, reg, onnx_version, seconds, jobs, tools):
     total = len(cases)
     passed = sum(1 for c in cases if results[c["name"]].cls == "passed")
     excluded = sum(1 for c in cases if c["name"] in by_case)
@@ -608,11 +696,23 @@ def write_doc(path, cases, results, by_case, exclusions, reg, onnx_version, seco
              f"This run took {seconds:.0f} s with {jobs} workers. `make test` runs the same suite "
              "(ctest `onnx_node_conformance`) and fails on any failure that "
              "`tests/conformance/exclusions.txt` does not list, and on any listed test that passes (except tests of a random generator, which can match their expected draws by chance, and tests of outputs the spec leaves undefined).\n")
+    t_results, t_by_case, t_exclusions, t_seconds = tools
+    t_passed = sum(1 for c in cases if t_results[c["name"]].cls == "passed")
+    t_passed_non_excluded = sum(1 for c in cases if c["name"] not in by_case and t_results[c["name"]].cls == "passed")
+    t_non_excluded = total - sum(1 for c in cases if c["name"] in t_by_case)
+    t_passed_both = sum(1 for c in cases if c["name"] not in t_by_case and t_results[c["name"]].cls == "passed")
     L.append("## Pass rate\n")
-    L.append("| | tests | passed | rate |")
-    L.append("| --- | ---: | ---: | ---: |")
-    L.append(f"| all node tests | {total} | {passed} | {pct(passed, total)} |")
-    L.append(f"| not excluded | {non_excluded} | {passed_non_excluded} | {pct(passed_non_excluded, non_excluded)} |")
+    L.append("In process (`oc_conformance_driver`: parse, passes, .om bytes, load, run, in one process) and "
+             "through the command-line tools as a user runs them (`atc`, then `msame` on .npy / .bin files: "
+             "[below](#through-the-command-line-tools-atc--msame)).\n")
+    L.append("| | tests | passed in process | rate | passed with atc + msame | rate |")
+    L.append("| --- | ---: | ---: | ---: | ---: | ---: |")
+    L.append(f"| all node tests | {total} | {passed} | {pct(passed, total)} | {t_passed} | {pct(t_passed, total)} |")
+    L.append(f"| not excluded (`exclusions.txt`) | {non_excluded} | {passed_non_excluded} | "
+             f"{pct(passed_non_excluded, non_excluded)} | {t_passed_non_excluded} | "
+             f"{pct(t_passed_non_excluded, non_excluded)} |")
+    L.append(f"| not excluded by either list (`exclusions.txt`, `tools_exclusions.txt`) | {t_non_excluded} | | | "
+             f"{t_passed_both} | {pct(t_passed_both, t_non_excluded)} |")
     ops_all = len(per_op)
     ops_full = sum(1 for v in per_op.values() if v["passed"] == v["tests"])
     ops_some = sum(1 for v in per_op.values() if 0 < v["passed"] < v["tests"])
@@ -638,6 +738,33 @@ def write_doc(path, cases, results, by_case, exclusions, reg, onnx_version, seco
     for (domain, op), v in sorted(per_op.items(), key=lambda kv: (kv[0][0], kv[0][1].lower())):
         name = f"{domain}::{op}" if domain else op
         L.append(f"| {name} | {v['tests']} | {v['passed']} | {v['frozen']} | {v['excluded']} | {v['failed']} |")
+    L.append("")
+    L.append("## Through the command-line tools (atc + msame)\n")
+    L.append(f"`run_conformance.py --via tools` (ctest `onnx_node_conformance_tools`) runs every test as a user "
+             f"would: `atc --model=model.onnx --framework=5` (with `--input_shape` from the first data set "
+             f"where the model leaves dims open), then one `msame --model model.om --input in0.npy,... "
+             f"--output DIR --outfmt NPY` per data set, and reads msame's output files back. Inputs go as "
+             f".npy, bfloat16 / float8 / int4 / float4 ones as numpy writes them with ml_dtypes; types "
+             f"AscendCL has no code for (float8 E4M3FNUZ / E5M2FNUZ, uint4, int2, uint2) as .bin, their "
+             f"packed bytes, and msame writes those outputs as .bin; an optional input goes as the tensor it holds. Nothing is frozen into constants: a "
+             f"shape-setting input stays an input, atc then writes a dynamic .om, msame takes the shapes "
+             f"from the .npy files and sizes the outputs from the run (aclmdlExecute allocates them). "
+             f"This run took {t_seconds:.0f} s with {jobs} workers. "
+             f"It passes every test the in-process driver passes except those `tests/conformance/"
+             f"tools_exclusions.txt` lists, and `make test` fails on any other failure and on a listed "
+             f"test that passes.\n")
+    L.append("| entry | tests | reason | outcome |")
+    L.append("| --- | ---: | --- | --- |")
+    t_only = [ex for ex in t_exclusions if ex.source != EXCLUSIONS]
+    for ex in t_only:
+        outcomes = Counter(t_results[n].cls for n in ex.matched if t_by_case.get(n) is ex)
+        seen = ", ".join(f"{CLASSES[k].split(' (')[0]} {v}" for k, v in outcomes.most_common())
+        L.append(f"| `{ex.pattern}` | {sum(outcomes.values())} | {ex.reason.replace('|', '/')} | {seen} |")
+    L.append("")
+    L.append("The tests these entries cover, each with what the tools reported:\n")
+    for ex in t_only:
+        for n in sorted(n for n in ex.matched if t_by_case.get(n) is ex):
+            L.append(f"- `{n}` (`{ex.pattern}`): {t_results[n].detail.replace('|', '/')}")
     L.append("")
     L.append("## Exclusion list\n")
     L.append("From `tests/conformance/exclusions.txt`: `op:Name` covers the plain tests of an op (the "
@@ -713,43 +840,9 @@ def run_all(case_dirs, make_worker, jobs, progress):
     return results
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--build-dir", default=os.environ.get("OC_BUILD_DIR", os.path.join(SOURCE_DIR, "build")))
-    ap.add_argument("--cases-dir", help="generated cases (default: BUILD/onnx_node_tests)")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=1, help="intra-op threads per worker")
-    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
-    ap.add_argument("--via", choices=["driver", "tools"], default="driver")
-    ap.add_argument("-k", "--filter", help="regex on test names (a subset; implies -v)")
-    ap.add_argument("-v", "--verbose", action="store_true")
-    ap.add_argument("--check", action="store_true", help="fail on unexpected results (CI)")
-    ap.add_argument("--write-doc", metavar="PATH")
-    ap.add_argument("--json", metavar="PATH", help="write every result as JSON")
-    ap.add_argument("--prune-exclusions", action="store_true",
-                    help="delete the entries of exclusions.txt whose every test now passes, or that match no test")
-    ap.add_argument("--draft-exclusions", metavar="PATH",
-                    help="write an exclusion list for every failing test not yet covered (to review by hand)")
-    args = ap.parse_args()
-
-    build = os.path.abspath(args.build_dir)
-    driver = os.path.join(build, "tests", "conformance", "oc_conformance_driver")
-    if args.via == "driver" and not os.path.exists(driver):
-        print(f"error: {driver} not built (ninja -C {build} oc_conformance_driver)", file=sys.stderr)
-        return 2
-    cases_dir = os.path.abspath(args.cases_dir or os.path.join(build, "onnx_node_tests"))
-    t0 = time.monotonic()
-    manifest = generate_cases.generate(cases_dir)
-    t_gen = time.monotonic() - t0
-    cases = manifest["cases"]
-    if args.filter:
-        cases = [c for c in cases if re.search(args.filter, c["name"])]
-        args.verbose = True
-    exclusions = read_exclusions(EXCLUSIONS)
-    by_case = match_exclusions(cases, exclusions)
-
+def run_backend(via, cases, cases_dir, build, driver, args, by_case, verbose):
+    """Runs `cases` through one backend; returns ({name: Result}, seconds)."""
     out_root = tempfile.mkdtemp(prefix="oc_conformance_")
-    verbose = args.verbose
 
     def progress(r: Result, n: int):
         if verbose or (r.cls != "passed" and r.name not in by_case):
@@ -758,7 +851,7 @@ def main() -> int:
             print(f"[{n}/{len(cases)}] {tag:<18} {r.name} {r.ms:.0f} ms{note}" + (f"\n    {r.detail}" if r.detail else ""),
                   flush=True)
 
-    if args.via == "driver":
+    if via == "driver":
         make = lambda: DriverWorker(driver, out_root, args.timeout, args.threads)  # noqa: E731
     else:
         make = lambda: ToolsWorker(build, out_root, args.timeout, args.threads)  # noqa: E731
@@ -767,43 +860,37 @@ def main() -> int:
         results = run_all([os.path.join(cases_dir, c["name"]) for c in cases], make, args.jobs, progress)
     finally:
         shutil.rmtree(out_root, ignore_errors=True)
-    t_run = time.monotonic() - t1
+    return results, time.monotonic() - t1
 
+
+def exclusions_for(via: str) -> list[Exclusion]:
+    """exclusions.txt, and for the tools backend tools_exclusions.txt after it."""
+    entries = read_exclusions(EXCLUSIONS)
+    if via == "tools":
+        entries += read_exclusions(TOOLS_EXCLUSIONS)
+    return entries
+
+
+def report(via, cases, results, by_case, exclusions, args, seconds) -> int:
+    """Prints the summary and the problems --check fails on; returns 1 if there are any."""
     classes = Counter(r.cls for r in results.values())
     unexpected, now_passing, chance_passing = verdicts(cases, results, by_case)
     excluded_passing = now_passing + chance_passing
     unmatched = [ex for ex in exclusions if not ex.matched] if not args.filter else []
-
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({c["name"]: {"op": c["op"], "domain": c["domain"], "class": results[c["name"]].cls,
-                                   "detail": results[c["name"]].detail, "ms": results[c["name"]].ms,
-                                   "frozen": results[c["name"]].frozen,
-                                   "excluded": c["name"] in by_case} for c in cases}, f, indent=1)
-    if args.write_doc:
-        import onnx
-
-        reg = registry_ops(driver) if os.path.exists(driver) else {}
-        write_doc(args.write_doc, cases, results, by_case, exclusions, reg, onnx.__version__, t_gen + t_run, args.jobs)
-        print(f"wrote {args.write_doc}")
     if args.prune_exclusions and not args.filter:
-        drop = {ex.line for ex in exclusions
+        drop = {(ex.source, ex.line) for ex in exclusions
                 if not ex.by_chance and all(results[n].cls == "passed" for n in ex.matched)}
-        if drop:
-            with open(EXCLUSIONS) as f:
-                kept = [line for n, line in enumerate(f, 1) if n not in drop]
-            with open(EXCLUSIONS, "w") as f:
+        for path in sorted({src for src, _ in drop}):
+            with open(path) as f:
+                kept = [line for n, line in enumerate(f, 1) if (path, n) not in drop]
+            with open(path, "w") as f:
                 f.writelines(kept)
-            print(f"removed {len(drop)} entries from {EXCLUSIONS}")
-        now_passing = [n for n in now_passing if by_case[n].line not in drop]
-        unmatched = [ex for ex in unmatched if ex.line not in drop]
-    if args.draft_exclusions:
-        with open(args.draft_exclusions, "w") as f:
-            f.write("".join(draft_exclusions(cases, results, by_case)))
-        print(f"wrote {args.draft_exclusions}")
+            print(f"removed {sum(1 for src, _ in drop if src == path)} entries from {path}")
+        now_passing = [n for n in now_passing if (by_case[n].source, by_case[n].line) not in drop]
+        unmatched = [ex for ex in unmatched if (ex.source, ex.line) not in drop]
 
     slow = sorted(results.values(), key=lambda r: -r.ms)[:5]
-    print(f"\ngeneration {t_gen:.1f} s, run {t_run:.1f} s ({args.jobs} workers); slowest: " +
+    print(f"\n{via}: run {seconds:.1f} s ({args.jobs} workers); slowest: " +
           ", ".join(f"{r.name} {r.ms:.0f} ms" for r in slow))
     for cls, label in CLASSES.items():
         if classes[cls]:
@@ -816,9 +903,10 @@ def main() -> int:
     if chance_passing:
         print(f"  excluded tests that may pass (random draws, outputs the spec leaves undefined) and did: "
               f"{', '.join(chance_passing)}")
+    lists = " or ".join(os.path.relpath(p, SOURCE_DIR) for p in sorted({EXCLUSIONS} | {ex.source for ex in exclusions}))
     status = 0
     if unexpected:
-        print(f"\nFAIL: {len(unexpected)} failing tests are not in {os.path.relpath(EXCLUSIONS, SOURCE_DIR)}:")
+        print(f"\nFAIL: {len(unexpected)} failing tests are not in {lists}:")
         for n in unexpected:
             print(f"  {n}  [{results[n].cls}] {results[n].detail}")
         status = 1
@@ -826,17 +914,85 @@ def main() -> int:
         print(f"\nFAIL: {len(now_passing)} excluded tests now pass; remove them from the list:")
         for n in now_passing:
             ex = by_case[n]
-            print(f"  {n}  (line {ex.line}: {ex.pattern})")
+            print(f"  {n}  ({os.path.basename(ex.source)} line {ex.line}: {ex.pattern})")
         status = 1
     if unmatched:
         print("\nFAIL: exclusion entries that match no test:")
         for ex in unmatched:
-            print(f"  line {ex.line}: {ex.pattern}")
+            print(f"  {os.path.basename(ex.source)} line {ex.line}: {ex.pattern}")
         status = 1
     failed = len(unexpected) + len(now_passing) + len(unmatched)
     expected_failures = sum(1 for c in cases if c["name"] in by_case and results[c["name"]].cls != "passed")
     # passed: tests that pass; failed: problems --check reports; skipped: listed failures.
-    print(f"\nconformance: {n_pass} passed, {failed} failed, {expected_failures} skipped")
+    print(f"\nconformance ({via}): {n_pass} passed, {failed} failed, {expected_failures} skipped")
+    return status
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", default=os.environ.get("OC_BUILD_DIR", os.path.join(SOURCE_DIR, "build")))
+    ap.add_argument("--cases-dir", help="generated cases (default: BUILD/onnx_node_tests)")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1, help="intra-op threads per worker")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per case")
+    ap.add_argument("--via", choices=["driver", "tools"], default="driver")
+    ap.add_argument("-k", "--filter", help="regex on test names (a subset; implies -v)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("--check", action="store_true", help="fail on unexpected results (CI)")
+    ap.add_argument("--write-doc", metavar="PATH", help="run both backends and write the report (--via driver)")
+    ap.add_argument("--json", metavar="PATH", help="write every result as JSON")
+    ap.add_argument("--prune-exclusions", action="store_true",
+                    help="delete the entries of the exclusion lists whose every test now passes, or that match "
+                         "no test")
+    ap.add_argument("--draft-exclusions", metavar="PATH",
+                    help="write an exclusion list for every failing test not yet covered (to review by hand)")
+    args = ap.parse_args()
+
+    build = os.path.abspath(args.build_dir)
+    driver = os.path.join(build, "tests", "conformance", "oc_conformance_driver")
+    if args.via == "driver" and not os.path.exists(driver):
+        print(f"error: {driver} not built (ninja -C {build} oc_conformance_driver)", file=sys.stderr)
+        return 2
+    if args.write_doc and (args.via != "driver" or args.filter):
+        print("error: --write-doc runs both backends over every test: use it without --via tools and -k",
+              file=sys.stderr)
+        return 2
+    cases_dir = os.path.abspath(args.cases_dir or os.path.join(build, "onnx_node_tests"))
+    t0 = time.monotonic()
+    manifest = generate_cases.generate(cases_dir)
+    t_gen = time.monotonic() - t0
+    cases = manifest["cases"]
+    if args.filter:
+        cases = [c for c in cases if re.search(args.filter, c["name"])]
+        args.verbose = True
+    exclusions = exclusions_for(args.via)
+    by_case = match_exclusions(cases, exclusions)
+    results, t_run = run_backend(args.via, cases, cases_dir, build, driver, args, by_case, args.verbose)
+    print(f"\ngeneration {t_gen:.1f} s")
+
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({c["name"]: {"op": c["op"], "domain": c["domain"], "class": results[c["name"]].cls,
+                                   "detail": results[c["name"]].detail, "ms": results[c["name"]].ms,
+                                   "frozen": results[c["name"]].frozen,
+                                   "excluded": c["name"] in by_case} for c in cases}, f, indent=1)
+    if args.draft_exclusions:
+        with open(args.draft_exclusions, "w") as f:
+            f.write("".join(draft_exclusions(cases, results, by_case)))
+        print(f"wrote {args.draft_exclusions}")
+    status = report(args.via, cases, results, by_case, exclusions, args, t_run)
+    if args.write_doc:
+        import onnx
+
+        # The same tests through atc + msame, reported next to the driver's.
+        tools_exclusions = exclusions_for("tools")
+        tools_by_case = match_exclusions(cases, tools_exclusions)
+        tools_results, tools_run = run_backend("tools", cases, cases_dir, build, driver, args, tools_by_case, False)
+        status |= report("tools", cases, tools_results, tools_by_case, tools_exclusions, args, tools_run)
+        reg = registry_ops(driver) if os.path.exists(driver) else {}
+        write_doc(args.write_doc, cases, results, by_case, exclusions, reg, onnx.__version__, t_gen + t_run, args.jobs,
+                  tools=(tools_results, tools_by_case, tools_exclusions, tools_run))
+        print(f"wrote {args.write_doc}")
     return status if args.check else 0
 
 

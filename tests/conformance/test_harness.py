@@ -103,3 +103,30 @@ def test_a_chance_pass_of_a_random_test_is_not_a_failure_but_other_passes_are():
            [("test_bernoulli", "passed"), ("test_foo", "passed"), ("test_bar", "wrong_result"), ("test_baz", "passed")]}
     unexpected, now_passing, chance = rc.verdicts(cases, res, by_case)
     assert (unexpected, now_passing, chance) == (["test_bar"], ["test_foo"], ["test_bernoulli"])
+
+
+def test_tools_backend_reads_both_lists_and_keeps_their_sources():
+    tools = rc.exclusions_for("tools")
+    driver = rc.exclusions_for("driver")
+    assert [ex.pattern for ex in tools[:len(driver)]] == [ex.pattern for ex in driver]
+    assert {ex.source for ex in driver} == {rc.EXCLUSIONS}
+    assert {ex.source for ex in tools[len(driver):]} == {rc.TOOLS_EXCLUSIONS}
+    assert all(ex.reason for ex in tools)
+
+
+def test_tools_inputs_as_npy_or_packed_bin_and_outputs_back(tmp_path):
+    import ml_dtypes
+    from onnx import TensorProto
+
+    # A type AscendCL has a code for goes as .npy (numpy's own ml_dtypes form) ...
+    x = np.array([-8, -1, 0, 7, 3], ml_dtypes.int4)
+    path = rc.write_input(x, TensorProto.INT4, str(tmp_path / "a"))
+    assert path.endswith(".npy") and np.load(path).view(np.uint8).tolist() == x.view(np.uint8).tolist()
+    # ... one without (uint4) as its packed bytes, two elements per byte, element 0 low.
+    u = np.array([1, 2, 15], ml_dtypes.uint4)
+    path = rc.write_input(u, TensorProto.UINT4, str(tmp_path / "b"))
+    assert path.endswith(".bin") and open(path, "rb").read() == bytes([0x21, 0x0F])
+    back = rc.read_output(path, TensorProto.UINT4, [3])
+    assert back.dtype == np.dtype(ml_dtypes.uint4) and back.astype(np.int32).tolist() == [1, 2, 15]
+    # A 0-d array stays 0-d (np.ascontiguousarray would make it 1-d).
+    assert np.load(rc.write_input(np.array(3, np.int64), TensorProto.INT64, str(tmp_path / "c"))).shape == ()

@@ -63,7 +63,7 @@ def msame_run(om_path, inputs, workdir, loop=1, extra=(), check=True):
     paths = []
     for i, arr in enumerate(inputs):
         p = os.path.join(workdir, f"input_{i}.npy")
-        np.save(p, np.ascontiguousarray(arr))
+        np.save(p, np.asarray(arr, order="C"))  # not ascontiguousarray: it makes a 0-d array 1-d
         paths.append(p)
     out_dir = os.path.join(workdir, "out")
     os.makedirs(out_dir, exist_ok=True)

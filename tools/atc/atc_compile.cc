@@ -16,6 +16,7 @@
 
 #include "base/thread_pool.h"
 #include "executor/executable.h"
+#include "executor/interpreter_ops.h"
 #include "om/om_file.h"
 #include "ops/cpu/gemm/gemm_bf16.h"
 #include "parser/onnx/onnx_parser.h"
@@ -372,9 +373,18 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   const bool dynamic = IsDynamicGraph(*graph);
   std::string probe_shapes;  // dynamic: the shapes the stored packings were made at
   int dynamic_packed_nodes = 0, dynamic_unstored_nodes = 0;
+  bool interpreted = false;  // static shapes, but ops only the interpreter runs
+  auto exe = dynamic ? Expected<std::shared_ptr<Executable>>(nullptr) : Executable::Create(graph);
   if (!dynamic) {
-    auto exe = Executable::Create(graph);
-    if (!exe.ok()) return AtcError{"E12002", "kernel creation failed: " + exe.status().message()};
+    // Optionals or sequences inside a model with tensor inputs and outputs:
+    // the run time runs it node by node (runtime/shape_specializer.h).
+    interpreted = !exe.ok() && exe.status().code() == StatusCode::kNotSupported && NeedsInterpreter(*graph);
+    if (!exe.ok() && !interpreted) return AtcError{"E12002", "kernel creation failed: " + exe.status().message()};
+    if (interpreted) progress.Info("runs node by node: " + exe.status().message());
+  }
+  if (interpreted) {
+    // No kernels, so no packed weights to store.
+  } else if (!dynamic) {
     prepacked = (*exe)->ExportPrepacked();
     prepacked_inputs = (*exe)->PrepackedInputs();
     if (int8) {
@@ -494,6 +504,8 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
       std::printf("Prepacked weights: %d nodes, packed at %s; a kernel whose packing depends on the shape "
                   "repacks at run time%s\n",
                   dynamic_packed_nodes, at.c_str(), unstored.c_str());
+  } else if (interpreted) {
+    std::printf("Runs node by node (ops without a compiled kernel: optionals or sequences inside the model)\n");
   } else {
     std::printf("Activation arena: %s with reuse, %s without\n", FormatBytes(graph->arena_size).c_str(),
                 FormatBytes(graph->arena_size_no_reuse).c_str());

@@ -4,20 +4,18 @@
 // libascendcl and uses only the public API (init, device, context, stream,
 // model load, datasets in device memory, execute, copy back).
 #include <algorithm>
+#include <cctype>
 #include <chrono>
-#include <cinttypes>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "acl/acl.h"
 #include "acl/acl_prof.h"
-#include "npy.h"
+#include "tensor_file.h"
 
 namespace {
 
@@ -36,7 +34,7 @@ struct Options {
   std::vector<int64_t> dym_hw;            // --dymHW H,W
   std::string dym_dims;                   // --dymDims "name:d0,d1;..."
   std::string dym_shape;                  // --dymShape "name:d0,d1;..."
-  std::vector<size_t> output_size;        // --outputSize "bytes0,bytes1" (with --dymShape)
+  std::vector<size_t> output_size;        // --outputSize "bytes0,bytes1"
 };
 
 const char kUsage[] =
@@ -47,7 +45,8 @@ const char kUsage[] =
     "\n"
     "  --model    offline model made by atc\n"
     "  --input    one file per model input, comma separated: .npy (dtype and shape are\n"
-    "             checked) or raw binary (byte size is checked). Omitted: zero-filled inputs\n"
+    "             checked; numpy's types and, as ml_dtypes writes them, bfloat16, float8,\n"
+    "             int4, float4) or raw binary (byte size is checked). Omitted: zero-filled inputs\n"
     "  --output   directory for <model>_output_<i>.<ext> (created if missing); omitted: not saved\n"
     "  --outfmt   NPY, BIN (raw bytes, default) or TXT (one row per innermost dimension)\n"
     "  --loop     number of inferences to time (default 1)\n"
@@ -61,9 +60,11 @@ const char kUsage[] =
     "  --dymHW       height,width gear of a model compiled with --dynamic_image_size\n"
     "  --dymDims     gear of a --dynamic_dims model, as the full shape of each input\n"
     "                (\"x:4,16;mask:4,16\")\n"
-    "  --dymShape    shapes to run a model with unknown dims at (any size): \"x:1,3,224,224;y:1,10\"\n"
-    "  --outputSize  bytes to allocate per output, comma separated: needed where a\n"
-    "                dynamic model cannot state an output's size (--dymShape, NonZero, ...)\n"
+    "  --dymShape    shapes to run a model with unknown dims at (any size): \"x:1,3,224,224;y:1,10\";\n"
+    "                without it, the shapes of the .npy inputs (a .bin input needs it)\n"
+    "  --outputSize  bytes to allocate per output, comma separated; without it, an output\n"
+    "                whose size the model cannot state (unknown dims, NonZero, ...) is sized\n"
+    "                by the run (aclmdlExecute allocates it)\n"
     "\n"
     "Library log: ASCEND_GLOBAL_LOG_LEVEL=0..3.\n";
 
@@ -240,44 +241,8 @@ bool ParseNamedShapes(const char* flag, const std::string& text,
   return true;
 }
 
-// numpy kind and item size for an AscendCL element type ('\0' if none).
-bool NpyTypeOf(aclDataType t, char* kind, size_t* size) {
-  switch (t) {
-    case ACL_FLOAT: *kind = 'f'; *size = 4; return true;
-    case ACL_FLOAT16: *kind = 'f'; *size = 2; return true;
-    case ACL_DOUBLE: *kind = 'f'; *size = 8; return true;
-    case ACL_INT8: *kind = 'i'; *size = 1; return true;
-    case ACL_INT16: *kind = 'i'; *size = 2; return true;
-    case ACL_INT32: *kind = 'i'; *size = 4; return true;
-    case ACL_INT64: *kind = 'i'; *size = 8; return true;
-    case ACL_UINT8: *kind = 'u'; *size = 1; return true;
-    case ACL_UINT16: *kind = 'u'; *size = 2; return true;
-    case ACL_UINT32: *kind = 'u'; *size = 4; return true;
-    case ACL_UINT64: *kind = 'u'; *size = 8; return true;
-    case ACL_BOOL: *kind = 'b'; *size = 1; return true;
-    case ACL_BF16: *kind = 'u'; *size = 2; return true;  // numpy has no bfloat16: raw bits
-    default: return false;
-  }
-}
-
-std::string ShapeString(const std::vector<int64_t>& dims) {
-  std::string s = "(";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ',';
-    s += std::to_string(dims[i]);
-  }
-  return s + ")";
-}
-
-struct Tensor {
-  std::string name;
-  aclDataType dtype = ACL_DT_UNDEFINED;
-  std::vector<int64_t> dims;
-  size_t bytes = 0;       // buffer size
-  size_t data_bytes = 0;  // bytes of this run's data (less than `bytes` at a smaller gear)
-  void* dev = nullptr;
-  aclDataBuffer* buf = nullptr;
-};
+using msame::ShapeString;
+using msame::Tensor;
 
 bool Describe(aclmdlDesc* desc, bool input, size_t i, Tensor* t) {
   aclmdlIODims d;
@@ -291,120 +256,8 @@ bool Describe(aclmdlDesc* desc, bool input, size_t i, Tensor* t) {
   return true;
 }
 
-size_t ShapeBytes(aclDataType dtype, const std::vector<int64_t>& dims) {
-  size_t n = aclDataTypeSize(dtype);
-  for (int64_t d : dims) n *= static_cast<size_t>(d < 0 ? 0 : d);
-  return n;
-}
-
-// Loads input file `path` for model input `t` into host bytes, checking it.
-bool LoadInput(const std::string& path, size_t index, const Tensor& t, std::vector<uint8_t>* bytes) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-  if (ext == ".npy") {
-    msame::NpyArray a;
-    std::string err = msame::ReadNpy(path, &a);
-    if (!err.empty()) {
-      std::fprintf(stderr, "[ERROR] input %zu ('%s'): %s\n", index, t.name.c_str(), err.c_str());
-      return false;
-    }
-    char kind;
-    size_t item;
-    if (NpyTypeOf(t.dtype, &kind, &item) && (kind != a.kind || item != a.item_size)) {
-      std::fprintf(stderr, "[ERROR] input %zu ('%s'): dtype mismatch: the model expects %s, '%s' holds %s\n", index,
-                   t.name.c_str(), msame::TypeName(kind, item).c_str(), path.c_str(), a.TypeName().c_str());
-      return false;
-    }
-    if (a.shape != t.dims) {
-      std::fprintf(stderr, "[ERROR] input %zu ('%s'): shape mismatch: the model expects %s, '%s' holds %s\n", index,
-                   t.name.c_str(), ShapeString(t.dims).c_str(), path.c_str(), ShapeString(a.shape).c_str());
-      return false;
-    }
-    *bytes = std::move(a.data);
-  } else {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) {
-      std::fprintf(stderr, "[ERROR] input %zu ('%s'): cannot open '%s'\n", index, t.name.c_str(), path.c_str());
-      return false;
-    }
-    bytes->assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  if (bytes->size() != t.data_bytes) {
-    std::fprintf(stderr, "[ERROR] input %zu ('%s'): size mismatch: the model expects %zu bytes, '%s' holds %zu\n",
-                 index, t.name.c_str(), t.data_bytes, path.c_str(), bytes->size());
-    return false;
-  }
-  return true;
-}
-
-template <typename T>
-void PrintValues(FILE* f, const uint8_t* p, size_t n, size_t row) {
-  for (size_t i = 0; i < n; ++i) {
-    T v;
-    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-    if constexpr (std::is_floating_point_v<T>) std::fprintf(f, "%.9g", static_cast<double>(v));
-    else if constexpr (std::is_signed_v<T>) std::fprintf(f, "%" PRId64, static_cast<int64_t>(v));
-    else std::fprintf(f, "%" PRIu64, static_cast<uint64_t>(v));
-    std::fputc((i + 1) % row == 0 ? '\n' : ' ', f);
-  }
-}
-
-bool WriteText(const std::string& path, const Tensor& t, const std::vector<uint8_t>& host) {
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) return false;
-  size_t row = t.dims.empty() || t.dims.back() <= 0 ? 1 : static_cast<size_t>(t.dims.back());
-  const uint8_t* p = host.data();
-  switch (t.dtype) {
-    case ACL_FLOAT: PrintValues<float>(f, p, host.size() / 4, row); break;
-    case ACL_DOUBLE: PrintValues<double>(f, p, host.size() / 8, row); break;
-    case ACL_FLOAT16: {
-      for (size_t i = 0; i < host.size() / 2; ++i) {
-        aclFloat16 h;
-        std::memcpy(&h, p + 2 * i, 2);
-        std::fprintf(f, "%.6g%c", static_cast<double>(aclFloat16ToFloat(h)), (i + 1) % row == 0 ? '\n' : ' ');
-      }
-      break;
-    }
-    case ACL_INT8: PrintValues<int8_t>(f, p, host.size(), row); break;
-    case ACL_INT16: PrintValues<int16_t>(f, p, host.size() / 2, row); break;
-    case ACL_INT32: PrintValues<int32_t>(f, p, host.size() / 4, row); break;
-    case ACL_INT64: PrintValues<int64_t>(f, p, host.size() / 8, row); break;
-    case ACL_UINT16: case ACL_BF16: PrintValues<uint16_t>(f, p, host.size() / 2, row); break;
-    case ACL_UINT32: PrintValues<uint32_t>(f, p, host.size() / 4, row); break;
-    case ACL_UINT64: PrintValues<uint64_t>(f, p, host.size() / 8, row); break;
-    default: PrintValues<uint8_t>(f, p, host.size(), row); break;
-  }
-  return std::fclose(f) == 0;
-}
-
-bool SaveOutput(const Options& o, const std::string& stem, size_t i, const Tensor& t,
-                const std::vector<uint8_t>& host) {
-  std::string ext = o.outfmt == "NPY" ? "npy" : o.outfmt == "TXT" ? "txt" : "bin";
-  std::string path = (std::filesystem::path(o.output_dir) / (stem + "_output_" + std::to_string(i) + "." + ext)).string();
-  bool ok = true;
-  if (o.outfmt == "NPY") {
-    char kind;
-    size_t item;
-    if (!NpyTypeOf(t.dtype, &kind, &item)) { kind = 'u'; item = 1; }
-    std::string err = msame::WriteNpy(path, kind, item, t.dims, host.data(), host.size());
-    if (!err.empty()) {
-      std::fprintf(stderr, "[ERROR] output %zu: %s\n", i, err.c_str());
-      return false;
-    }
-  } else if (o.outfmt == "TXT") {
-    ok = WriteText(path, t, host);
-  } else {
-    std::ofstream f(path, std::ios::binary);
-    f.write(reinterpret_cast<const char*>(host.data()), static_cast<std::streamsize>(host.size()));
-    ok = static_cast<bool>(f);
-  }
-  if (!ok) {
-    std::fprintf(stderr, "[ERROR] output %zu: cannot write '%s'\n", i, path.c_str());
-    return false;
-  }
-  std::printf("[INFO] output %zu ('%s', %s) written to %s\n", i, t.name.c_str(), ShapeString(t.dims).c_str(),
-              path.c_str());
-  return true;
+bool Unknown(const std::vector<int64_t>& dims) {
+  return std::any_of(dims.begin(), dims.end(), [](int64_t d) { return d < 0; });
 }
 
 double Percentile(std::vector<double> sorted, double q) {
@@ -427,8 +280,10 @@ class Session {
     if (prof_initialized) Check(aclprofFinalize(), "aclprofFinalize");
     for (auto* set : {&inputs, &outputs})
       for (Tensor& t : *set) {
+        // The buffer's address: for an output aclmdlExecute allocated, memory it set there.
+        void* mem = t.buf ? aclGetDataBufferAddr(t.buf) : t.dev;
+        if (mem) aclrtFree(mem);
         if (t.buf) aclDestroyDataBuffer(t.buf);
-        if (t.dev) aclrtFree(t.dev);
       }
     if (in_ds) aclmdlDestroyDataset(in_ds);
     if (out_ds) aclmdlDestroyDataset(out_ds);
@@ -501,8 +356,8 @@ int Run(const Options& o) {
     Tensor& t = is_in ? s.inputs[k] : s.outputs[k];
     if (!Describe(s.desc, is_in, k, &t)) return 1;
     if (o.debug)
-      std::printf("[DEBUG] %s %zu: '%s' dtype %d shape %s, %zu bytes\n", is_in ? "input" : "output", k,
-                  t.name.c_str(), static_cast<int>(t.dtype), ShapeString(t.dims).c_str(), t.bytes);
+      std::printf("[DEBUG] %s %zu: '%s' %s shape %s, %zu bytes\n", is_in ? "input" : "output", k, t.name.c_str(),
+                  msame::ElemTypeName(t.dtype).c_str(), ShapeString(t.dims).c_str(), t.bytes);
   }
   // A gear model has one more input, the dynamic tensor: it takes no file.
   size_t dyn_index = n_in;
@@ -524,7 +379,18 @@ int Run(const Options& o) {
     std::fprintf(stderr, "[ERROR] --input lists %zu files but the model has %zu inputs\n", o.inputs.size(), n_data);
     return 1;
   }
-  // This run's input shapes: the gear's or --dymShape's in place of -1 dims.
+  // The files, one per model input in order (the dynamic tensor takes none).
+  std::vector<msame::InputFile> files(n_in);
+  for (size_t k = 0, file = 0; k < n_in && !o.inputs.empty(); ++k) {
+    if (k == dyn_index) continue;
+    std::string err = msame::ReadInputFile(o.inputs[file++], &files[k]);
+    if (!err.empty()) {
+      std::fprintf(stderr, "[ERROR] input %zu ('%s'): %s\n", k, s.inputs[k].name.c_str(), err.c_str());
+      return 1;
+    }
+  }
+  // This run's input shapes: the gear's, --dymShape's or a .npy file's in place
+  // of unknown dims.
   std::vector<std::pair<std::string, std::vector<int64_t>>> named;
   if (!o.dym_dims.empty() && !ParseNamedShapes("--dymDims", o.dym_dims, &named)) return 1;
   if (!o.dym_shape.empty() && !ParseNamedShapes("--dymShape", o.dym_shape, &named)) return 1;
@@ -538,9 +404,11 @@ int Run(const Options& o) {
     }
   }
   aclmdlIODims gear_dims{};
+  bool shapes_set = false;  // a model with free unknown dims: the shapes go in the input dataset's descs
   for (size_t k = 0; k < n_in; ++k) {
     if (k == dyn_index) continue;
     Tensor& t = s.inputs[k];
+    const bool known = !Unknown(t.dims);
     size_t holes = 0;
     for (int64_t& d : t.dims) {
       if (d != -1) continue;
@@ -548,56 +416,79 @@ int Run(const Options& o) {
       else if (!o.dym_hw.empty()) d = o.dym_hw[std::min<size_t>(holes, 1)];
       ++holes;
     }
-    for (const auto& [name, dims] : named) {
-      if (name != t.name) continue;
+    auto take = [&](const std::vector<int64_t>& dims, const std::string& from) {
       if (!t.dims.empty() && t.dims[0] != -2 && dims.size() != t.dims.size()) {
-        std::fprintf(stderr, "[ERROR] input %zu ('%s'): the model has rank %zu %s, the shape given is %s\n", k,
-                     t.name.c_str(), t.dims.size(), ShapeString(t.dims).c_str(), ShapeString(dims).c_str());
-        return 1;
+        std::fprintf(stderr, "[ERROR] input %zu ('%s'): the model has rank %zu %s, %s is %s\n", k, t.name.c_str(),
+                     t.dims.size(), ShapeString(t.dims).c_str(), from.c_str(), ShapeString(dims).c_str());
+        return false;
       }
       t.dims = dims;
+      return true;
+    };
+    bool given = false;
+    for (const auto& [name, dims] : named)
+      if (name == t.name) {
+        if (!take(dims, "the shape given")) return 1;
+        given = true;
+      }
+    if (!given && Unknown(t.dims) && !gear_flag && files[k].is_npy &&
+        !take(files[k].npy.shape, "the shape of '" + files[k].path + "'"))
+      return 1;
+    if (Unknown(t.dims)) {
+      std::fprintf(stderr, "[ERROR] input %zu ('%s') has unknown dims %s: give its shape with --dymShape, or a .npy "
+                           "file, which states it (or a gear with --dymBatch / --dymHW / --dymDims)\n",
+                   k, t.name.c_str(), ShapeString(t.dims).c_str());
+      return 1;
     }
-    for (int64_t d : t.dims)
-      if (d < 0) {
-        std::fprintf(stderr, "[ERROR] input %zu ('%s') has unknown dims %s: give its shape with --dymShape "
-                             "(or a gear with --dymBatch / --dymHW / --dymDims)\n",
-                     k, t.name.c_str(), ShapeString(t.dims).c_str());
+    shapes_set |= !gear_flag && !known;
+    if (!known || given) {
+      // The desc's size is the largest gear's (or 0): this run's follows from its shape.
+      const int64_t bytes = msame::TensorBytes(t.dtype, t.dims);
+      if (bytes < 0) {
+        std::fprintf(stderr, "[ERROR] input %zu ('%s') has %s, whose size at shape %s msame cannot compute\n", k,
+                     t.name.c_str(), msame::ElemTypeName(t.dtype).c_str(), ShapeString(t.dims).c_str());
         return 1;
       }
-    t.data_bytes = ShapeBytes(t.dtype, t.dims);
-    t.bytes = std::max(t.bytes, t.data_bytes);
+      t.data_bytes = static_cast<size_t>(bytes);
+      t.bytes = std::max(t.bytes, t.data_bytes);
+    }
     for (int64_t d : t.dims)
       if (gear_dims.dimCount < ACL_MAX_DIM_CNT) gear_dims.dims[gear_dims.dimCount++] = d;
   }
+  // Outputs: --outputSize where given; the size the model states where its
+  // shape is known; else (a shape that follows from this run's input shapes,
+  // or from the data) a buffer aclmdlExecute allocates.
   for (size_t k = 0; k < n_out; ++k) {
     Tensor& t = s.outputs[k];
     if (k < o.output_size.size()) t.bytes = o.output_size[k];
-    else if (t.bytes == 0 && ShapeBytes(t.dtype, t.dims) == 0 && !t.dims.empty() &&
-             std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d < 0; })) {
-      std::fprintf(stderr, "[ERROR] output %zu ('%s', %s): its size depends on the input shapes; give the bytes to "
-                           "allocate with --outputSize\n", k, t.name.c_str(), ShapeString(t.dims).c_str());
-      return 1;
-    }
+    else if (Unknown(t.dims)) t.allocate_in_run = true;
   }
 
   s.in_ds = aclmdlCreateDataset();
   s.out_ds = aclmdlCreateDataset();
   if (!s.in_ds || !s.out_ds) return Check(ACL_ERROR_BAD_ALLOC, "aclmdlCreateDataset"), 1;
-  size_t file = 0;
   for (size_t i = 0; i < n_in + n_out; ++i) {
     bool is_in = i < n_in;
     size_t k = is_in ? i : i - n_in;
     Tensor& t = is_in ? s.inputs[k] : s.outputs[k];
-    if (t.bytes > 0 && !Check(aclrtMalloc(&t.dev, t.bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc")) return 1;
-    t.buf = aclCreateDataBuffer(t.dev, t.bytes);
+    if (t.bytes > 0 && !t.allocate_in_run &&
+        !Check(aclrtMalloc(&t.dev, t.bytes, ACL_MEM_MALLOC_HUGE_FIRST), "aclrtMalloc"))
+      return 1;
+    t.buf = aclCreateDataBuffer(t.dev, t.dev ? t.bytes : 0);
     if (!t.buf) return Check(ACL_ERROR_BAD_ALLOC, "aclCreateDataBuffer"), 1;
     if (!Check(aclmdlAddDatasetBuffer(is_in ? s.in_ds : s.out_ds, t.buf), "aclmdlAddDatasetBuffer")) return 1;
-    if (!is_in || t.bytes == 0) continue;
-    if (!Check(aclrtMemset(t.dev, t.bytes, 0, t.bytes), "aclrtMemset")) return 1;
+    if (!is_in) continue;
+    if (t.bytes > 0 && !Check(aclrtMemset(t.dev, t.bytes, 0, t.bytes), "aclrtMemset")) return 1;
     if (k == dyn_index || o.inputs.empty()) continue;
+    // Every input takes its file, an empty one (a dim of 0) too.
     std::vector<uint8_t> host;
-    if (!LoadInput(o.inputs[file++], k, t, &host)) return 1;
-    if (!Check(aclrtMemcpy(t.dev, t.bytes, host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy"))
+    std::string err = msame::InputBytes(files[k], k, t, &host);
+    if (!err.empty()) {
+      std::fprintf(stderr, "[ERROR] %s\n", err.c_str());
+      return 1;
+    }
+    if (!host.empty() &&
+        !Check(aclrtMemcpy(t.dev, t.bytes, host.data(), host.size(), ACL_MEMCPY_HOST_TO_DEVICE), "aclrtMemcpy"))
       return 1;
   }
   if (o.inputs.empty()) std::printf("[INFO] no --input given: all inputs are zero-filled\n");
@@ -613,7 +504,7 @@ int Run(const Options& o) {
   if (!o.dym_dims.empty() &&
       !Check(aclmdlSetInputDynamicDims(s.model_id, s.in_ds, dyn_index, &gear_dims), "aclmdlSetInputDynamicDims"))
     return 1;
-  if (!o.dym_shape.empty()) {
+  if (shapes_set) {
     for (size_t k = 0; k < n_in; ++k) {
       const Tensor& t = s.inputs[k];
       aclTensorDesc* d = aclCreateTensorDesc(t.dtype, static_cast<int>(t.dims.size()), t.dims.data(), ACL_FORMAT_ND);
@@ -629,19 +520,34 @@ int Run(const Options& o) {
   auto start_all = std::chrono::steady_clock::now();
   for (long i = 0; i < o.loop; ++i) {
     auto a = std::chrono::steady_clock::now();
-    if (!Check(aclmdlExecuteAsync(s.model_id, s.in_ds, s.out_ds, s.stream), "aclmdlExecuteAsync")) return 1;
-    if (!Check(aclrtSynchronizeStream(s.stream), "aclrtSynchronizeStream")) return 1;
+    // Outputs whose size only the run tells: aclmdlExecute allocates them (the
+    // first run); later runs reuse that memory, the inputs being the same.
+    const bool allocate = std::any_of(s.outputs.begin(), s.outputs.end(), [](const Tensor& t) {
+      return t.allocate_in_run;
+    });
+    if (allocate) {
+      if (!Check(aclmdlExecute(s.model_id, s.in_ds, s.out_ds), "aclmdlExecute")) return 1;
+      for (Tensor& t : s.outputs) {
+        if (!t.allocate_in_run) continue;
+        t.allocate_in_run = false;
+        t.dev = aclGetDataBufferAddr(t.buf);
+        t.bytes = aclGetDataBufferSizeV2(t.buf);
+      }
+    } else {
+      if (!Check(aclmdlExecuteAsync(s.model_id, s.in_ds, s.out_ds, s.stream), "aclmdlExecuteAsync")) return 1;
+      if (!Check(aclrtSynchronizeStream(s.stream), "aclrtSynchronizeStream")) return 1;
+    }
     double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count();
     ms.push_back(t);
     if (o.debug) std::printf("[DEBUG] run %ld: %.3f ms\n", i + 1, t);
   }
   double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_all).count();
   // The shapes the outputs were written with: from the current gear, or from
-  // the output dataset's descs after a --dymShape run.
+  // the output dataset's descs after a run at shapes set on the inputs (or one
+  // whose output shapes depend on the data).
   for (size_t i = 0; i < n_out; ++i) {
     Tensor& t = s.outputs[i];
-    const bool unknown = std::any_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d < 0; });
-    if (!gear_flag && o.dym_shape.empty() && !unknown) continue;
+    if (!gear_flag && !shapes_set && !Unknown(t.dims)) continue;
     if (gear_flag) {
       aclmdlIODims d;
       if (!Check(aclmdlGetCurOutputDims(s.desc, i, &d), "aclmdlGetCurOutputDims")) return 1;
@@ -656,7 +562,9 @@ int Run(const Options& o) {
         t.dims.push_back(v);
       }
     }
-    t.data_bytes = ShapeBytes(t.dtype, t.dims);
+    // A type msame cannot size (no AscendCL code) keeps the whole buffer.
+    const int64_t bytes = msame::TensorBytes(t.dtype, t.dims);
+    t.data_bytes = bytes >= 0 ? static_cast<size_t>(bytes) : t.bytes;
     if (o.debug)
       std::printf("[DEBUG] output %zu ('%s') written with shape %s\n", i, t.name.c_str(), ShapeString(t.dims).c_str());
   }
@@ -676,7 +584,8 @@ int Run(const Options& o) {
       if (!host.empty() &&
           !Check(aclrtMemcpy(host.data(), host.size(), t.dev, host.size(), ACL_MEMCPY_DEVICE_TO_HOST), "aclrtMemcpy"))
         return 1;
-      if (!SaveOutput(o, stem, i, t, host)) return 1;
+      const std::string path = (std::filesystem::path(o.output_dir) / (stem + "_output_" + std::to_string(i))).string();
+      if (!msame::SaveOutput(o.outfmt, path, i, t, host)) return 1;
     }
   } else {
     std::printf("[INFO] no --output given: outputs are not saved\n");
@@ -695,6 +604,9 @@ int Run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line-buffered stdout: its [INFO] lines and stderr's [ERROR] lines stay in
+  // the order they happen when both go to one file or pipe.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   Options o;
   bool help = false;
   if (!ParseArgs(argc, argv, &o, &help)) return 2;

@@ -118,7 +118,25 @@ std::string TypeName(char kind, size_t item_size) {
   }
 }
 
-std::string NpyArray::TypeName() const { return msame::TypeName(kind, item_size); }
+size_t NamedTypeSize(const std::string& name) {
+  // ml_dtypes' types: every one but bfloat16 is a byte per element, the 4- and
+  // 2-bit ones unpacked (the value in the low bits).
+  static const char* const kOneByte[] = {"float8_e4m3fn", "float8_e4m3fnuz", "float8_e4m3b11fnuz", "float8_e5m2",
+                                         "float8_e5m2fnuz", "float8_e8m0fnu", "float8_e3m4", "float8_e4m3",
+                                         "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "int4", "uint4", "int2",
+                                         "uint2"};
+  if (name == "bfloat16") return 2;
+  for (const char* n : kOneByte)
+    if (name == n) return 1;
+  return 0;
+}
+
+std::string NpyArray::TypeName() const {
+  if (kind == 'n') return name;
+  if (kind == 'V') return "raw " + std::to_string(item_size) + "-byte elements ('" + descr + "')";
+  if (kind == 'f' && item_size == 1) return "an 8-bit float ('" + descr + "', as ml_dtypes' float8_e5m2)";
+  return msame::TypeName(kind, item_size);
+}
 
 size_t NpyArray::NumElements() const {
   size_t n = 1;
@@ -152,21 +170,36 @@ std::string ParseNpy(const std::string& path, const std::vector<uint8_t>& bytes,
   std::string err = HeaderParser(header).Parse(&descr, &fortran, &shape);
   if (!err.empty()) return fail(err);
   if (fortran) return fail("fortran_order is True; save the array in C order (np.ascontiguousarray)");
-  if (descr.size() < 3) return fail("unsupported dtype '" + descr + "'");
-  char order = descr[0], kind = descr[1];
+  char kind = 0;
   size_t item = 0;
-  for (size_t i = 2; i < descr.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(descr[i]))) return fail("unsupported dtype '" + descr + "'");
-    item = item * 10 + static_cast<size_t>(descr[i] - '0');
+  std::string name;
+  if (size_t named = NamedTypeSize(descr); named > 0) {
+    kind = 'n';
+    item = named;
+    name = descr;
+  } else {
+    if (descr.size() < 3) return fail("unsupported dtype '" + descr + "'");
+    char order = descr[0];
+    if (order != '<' && order != '|' && order != '=' && order != '>')
+      return fail("unsupported dtype '" + descr + "'");
+    kind = descr[1];
+    for (size_t i = 2; i < descr.size(); ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(descr[i])) || i > 6)
+        return fail("unsupported dtype '" + descr + "'");
+      item = item * 10 + static_cast<size_t>(descr[i] - '0');
+    }
+    if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b' && kind != 'V')
+      return fail("dtype '" + descr + "' is not a numeric, bool or ml_dtypes type");
+    if (kind == 'b' && item != 1) return fail("unsupported dtype '" + descr + "'");
+    if (kind == 'f' && item != 1 && item != 2 && item != 4 && item != 8)
+      return fail("unsupported float size in '" + descr + "'");
+    if ((kind == 'i' || kind == 'u') && item != 1 && item != 2 && item != 4 && item != 8)
+      return fail("unsupported integer size in '" + descr + "'");
+    if (kind == 'V' && item != 1 && item != 2) return fail("unsupported raw element size in '" + descr + "'");
+    bool little = order == '<' || order == '|' || (order == '=' && IsLittleEndianHost());
+    if (!little && item > 1 && kind != 'V')
+      return fail("dtype '" + descr + "' is big-endian; convert it with astype('<...')");
   }
-  if (kind != 'f' && kind != 'i' && kind != 'u' && kind != 'b')
-    return fail("dtype '" + descr + "' is not a numeric or bool type");
-  if (kind == 'b' && item != 1) return fail("unsupported dtype '" + descr + "'");
-  if (kind == 'f' && item != 2 && item != 4 && item != 8) return fail("unsupported float size in '" + descr + "'");
-  if ((kind == 'i' || kind == 'u') && item != 1 && item != 2 && item != 4 && item != 8)
-    return fail("unsupported integer size in '" + descr + "'");
-  bool little = order == '<' || order == '|' || (order == '=' && IsLittleEndianHost());
-  if (!little && item > 1) return fail("dtype '" + descr + "' is big-endian; convert it with astype('<...')");
   size_t count = 1;
   for (int64_t d : shape) {
     if (d != 0 && count > std::numeric_limits<size_t>::max() / static_cast<size_t>(d) / item)
@@ -180,6 +213,8 @@ std::string ParseNpy(const std::string& path, const std::vector<uint8_t>& bytes,
                 std::to_string(have));
   out->kind = kind;
   out->item_size = item;
+  out->name = std::move(name);
+  out->descr = descr;
   out->shape = std::move(shape);
   out->data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end());
   return "";
@@ -193,10 +228,10 @@ std::string ReadNpy(const std::string& path, NpyArray* out) {
   return ParseNpy(path, bytes, out);
 }
 
-std::string WriteNpy(const std::string& path, char kind, size_t item_size, const std::vector<int64_t>& shape,
+std::string WriteNpy(const std::string& path, const std::string& descr, const std::vector<int64_t>& shape,
                      const void* data, size_t bytes) {
   std::ostringstream h;
-  h << "{'descr': '" << (item_size == 1 ? '|' : '<') << kind << item_size << "', 'fortran_order': False, 'shape': (";
+  h << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < shape.size(); ++i) h << shape[i] << (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
   h << "), }";
   std::string header = h.str();
