@@ -254,3 +254,58 @@ def test_rank_killed_on_another_host(tmp_path, hosts):
     procs[1].wait()
     for rc, text in results:
         assert rc == 3 and "async=21 " in text, text
+
+
+# ---- hccl_test under mpirun -------------------------------------------------------------------
+
+HCCL_TESTS = ["all_reduce_test", "all_gather_test", "broadcast_test", "reduce_scatter_test", "reduce_test",
+              "alltoall_test", "alltoallv_test", "scatter_test"]
+
+
+def mpirun(n, binary, args, timeout=240):
+    if not shutil.which("mpirun"):
+        pytest.skip("needs OpenMPI's mpirun (make deps installs openmpi-bin)")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none", HCCL_LOG="0")
+    cmd = ["mpirun", "--oversubscribe", "-n", str(n), os.path.join(BUILD, binary)] + [str(a) for a in args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def rows(text):
+    """hccl_test's result rows: (data_size, aveg_time, alg_bandwidth, check_result, bus_bandwidth)."""
+    out = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) == 5 and cells[0].isdigit():
+            out.append((int(cells[0]), float(cells[1]), float(cells[2]), cells[3], float(cells[4])))
+    return out
+
+
+@pytest.mark.parametrize("binary", HCCL_TESTS)
+def test_hccl_test_binaries_check_their_results_under_mpirun(binary):
+    p = mpirun(3, binary, ["-b", "1K", "-e", "256K", "-f", "8", "-d", "fp32", "-o", "sum", "-r", "1", "-w", "1",
+                           "-n", "3", "-p", "8"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "the minbytes is 1024, maxbytes is 262144, iters is 3, warmup_iters is 1" in p.stdout
+    assert "data_size(Bytes):" in p.stdout and "aveg_time(us):" in p.stdout and "check_result:" in p.stdout
+    r = rows(p.stdout)
+    assert len(r) == 3, p.stdout
+    for size, avg, alg, check, bus in r:
+        assert check == "success", p.stdout
+        assert avg > 0 and alg > 0 and bus >= 0
+
+
+@pytest.mark.parametrize("dtype,op", [("fp16", "prod"), ("bfp16", "max"), ("int8", "min"), ("uint64", "sum"),
+                                      ("int64", "prod"), ("fp64", "sum")])
+def test_hccl_test_types_and_reductions(dtype, op):
+    p = mpirun(4, "all_reduce_test", ["-b", "4K", "-e", "4K", "-d", dtype, "-o", op, "-w", "0", "-n", "2"])
+    assert p.returncode == 0, p.stdout + p.stderr
+    r = rows(p.stdout)
+    assert len(r) == 1 and r[0][3] == "success", p.stdout
+
+
+def test_hccl_test_refuses_bad_flags():
+    p = mpirun(2, "all_reduce_test", ["-d", "complex64"], timeout=60)
+    assert p.returncode != 0 and "-d complex64 is not one of the choices" in p.stdout + p.stderr
+    p = mpirun(2, "all_reduce_test", ["-z", "1"], timeout=60)
+    assert p.returncode != 0 and "zero copy" in p.stdout + p.stderr
