@@ -66,6 +66,7 @@ asan: deps
 	    -DPython3_EXECUTABLE=$$(command -v $(PYTHON)) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	    LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan_suppressions.txt \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    OC_STRESS_RUNS=400 OC_STRESS_FIXED=500 OC_STRESS_RSS_BOUND_KIB=1048576 \
 	    ctest --output-on-failure -j $(JOBS)
