@@ -263,7 +263,8 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, H
     Op o{OpKind::kBatchSendRecv};
     for (uint32_t i = 0; i < itemNum; ++i) {
       const HcclSendRecvItem& it = sendRecvInfo[i];
-      const int type = static_cast<int>(it.sendRecvType);
+      int type;  // read as bits: a C caller may store any int in the enum field
+      std::memcpy(&type, &it.sendRecvType, sizeof type);
       if (type != HCCL_SEND && type != HCCL_RECV)
         return oc::InvalidArgument("sendRecvInfo[", i, "].sendRecvType ", type, " is neither HCCL_SEND nor HCCL_RECV");
       OC_RETURN_IF_ERROR(Bytes(it.count, it.dataType, 1, "count").status());

@@ -322,20 +322,27 @@ static int FaultModes(const char* mode, int rank, int nranks, const char* root_f
       CHECK(HcclAllReduce(dev, dev, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
       CHECK(aclrtRecordEvent(ev, stream));
       /* The event follows the all-reduce on the stream: once it completes, the result is there. */
-      if (aclrtSynchronizeEvent(ev) != ACL_SUCCESS || Reported(stream, comm)) return 3;
+      if (aclrtSynchronizeEvent(ev) != ACL_SUCCESS || Reported(stream, comm)) {
+        free(host);
+        return 3;
+      }
       CHECK(aclrtMemcpy(host, count * 4, dev, count * 4, ACL_MEMCPY_DEVICE_TO_HOST));
       const float want = (float)(nranks * (nranks + 1) / 2);
       for (uint64_t i = 0; i < count; ++i)
         if (host[i] != want) {
           fprintf(stderr, "rank %d iteration %d: element %llu is %g, expected %g\n", rank, it,
                   (unsigned long long)i, host[i], want);
+          free(host);
           return 4;
         }
     }
     printf("rank %d: %d all-reduces checked\n", rank, iters);
   } else if (strcmp(mode, "mismatch") == 0) {
     CHECK(HcclAllReduce(dev, dev, rank == 1 ? count - 1 : count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream));
-    if (Reported(stream, comm)) return 3;
+    if (Reported(stream, comm)) {
+      free(host);
+      return 3;
+    }
     printf("rank %d: no error\n", rank);
   } else if (strcmp(mode, "subcomm") == 0) {
     uint32_t ids[64], n = 0, me = 0;
@@ -360,6 +367,7 @@ static int FaultModes(const char* mode, int rank, int nranks, const char* root_f
     if (sub_size != n || sub_rank != me || host[0] != want) {
       fprintf(stderr, "rank %d: sub-communicator size %u rank %u sum %g, expected %u %u %g\n", rank, sub_size,
               sub_rank, host[0], n, me, want);
+      free(host);
       return 4;
     }
     /* The parent still works after the split. */
