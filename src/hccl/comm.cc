@@ -174,6 +174,21 @@ Status Communicator::Execute(const Op& op, uint32_t seq) {
     case OpKind::kAlltoAll:
       if (op.count == 0) return Status::Ok();
       return engine_->AlltoAll(op.send, op.recv, bytes, tag);
+    case OpKind::kReduceScatterV: {
+      // All-reduce of every block packed in rank order, then this rank's block.
+      std::vector<size_t> offset(n + 1, 0);
+      for (size_t r = 0; r < n; ++r) offset[r + 1] = offset[r] + op.send_counts[r];
+      if (offset[n] == 0) return Status::Ok();
+      std::vector<uint8_t> packed(offset[n] * elem);
+      for (size_t r = 0; r < n; ++r)
+        std::memcpy(packed.data() + offset[r] * elem, static_cast<const uint8_t*>(op.send) + op.send_displs[r] * elem,
+                    op.send_counts[r] * elem);
+      OC_RETURN_IF_ERROR(engine_->AllReduce(packed.data(), offset[n], elem, op.fn, tag));
+      const size_t me = static_cast<size_t>(rank_);
+      std::memcpy(op.recv, packed.data() + offset[me] * elem, op.send_counts[me] * elem);
+      return Status::Ok();
+    }
+    case OpKind::kAllGatherV:  // an all-to-all whose send blocks are all the one input
     case OpKind::kAlltoAllV: {
       // Gloo takes contiguous blocks in rank order: gather by displacement into
       // one, scatter the result out by displacement.
@@ -220,9 +235,6 @@ Status Communicator::Execute(const Op& op, uint32_t seq) {
     }
     case OpKind::kBarrier:
       return engine_->Barrier(tag);
-    case OpKind::kAllGatherV:
-    case OpKind::kReduceScatterV:
-      return NotSupported(OpName(op.kind), " is not supported yet");
   }
   return Internal("unknown operation");
 }

@@ -66,6 +66,31 @@ Status CheckRank(uint32_t r, const Communicator& c, const char* what) {
   return Status::Ok();
 }
 
+#define OC_HCCL_RETURN_IF_FAILED(expr)      \
+  do {                                      \
+    Result r_ = (expr);                     \
+    if (r_.code != HCCL_SUCCESS) return r_; \
+  } while (0)
+
+std::vector<uint64_t> CopyCounts(const void* p, size_t n) {
+  std::vector<uint64_t> v(n);
+  std::memcpy(v.data(), p, n * sizeof(uint64_t));
+  return v;
+}
+
+// Blocks of counts[r] elements at displs[r]: byte ranges that do not overflow,
+// and a buffer where any block is non-empty.
+Result CheckBlocks(const std::vector<uint64_t>& counts, const std::vector<uint64_t>& displs, HcclDataType t,
+                   const void* buf, const char* side) {
+  for (size_t r = 0; r < counts.size(); ++r) {
+    if (counts[r] > std::numeric_limits<uint64_t>::max() - displs[r])
+      return oc::InvalidArgument(side, "Counts[", r, "] + ", side, "Displs[", r, "] overflow");
+    OC_RETURN_IF_ERROR(Bytes(counts[r] + displs[r], t, 1, side).status());
+    if (counts[r] && !buf) return NullPointer(side[0] == 's' ? "sendBuf" : "recvBuf");
+  }
+  return Result();
+}
+
 // Point-to-point calls between HcclGroupStart and HcclGroupEnd wait here, per
 // thread, and go out as one batch per communicator and stream at the end.
 struct PendingGroup {
@@ -220,21 +245,12 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
                                  " must be data types of the same size");
     const size_t n = static_cast<size_t>(c->size());
     Op o{OpKind::kAlltoAllV, sendBuf, const_cast<void*>(recvBuf), 0, sendType};
-    auto copy = [n](const void* p) {
-      std::vector<uint64_t> v(n);
-      std::memcpy(v.data(), p, n * sizeof(uint64_t));
-      return v;
-    };
-    o.send_counts = copy(sendCounts);
-    o.send_displs = copy(sdispls);
-    o.recv_counts = copy(recvCounts);
-    o.recv_displs = copy(rdispls);
-    for (size_t r = 0; r < n; ++r) {
-      OC_RETURN_IF_ERROR(Bytes(o.send_counts[r] + o.send_displs[r], sendType, 1, "sendCounts + sdispls").status());
-      OC_RETURN_IF_ERROR(Bytes(o.recv_counts[r] + o.recv_displs[r], recvType, 1, "recvCounts + rdispls").status());
-      if (o.send_counts[r] && !sendBuf) return NullPointer("sendBuf");
-      if (o.recv_counts[r] && !recvBuf) return NullPointer("recvBuf");
-    }
+    o.send_counts = CopyCounts(sendCounts, n);
+    o.send_displs = CopyCounts(sdispls, n);
+    o.recv_counts = CopyCounts(recvCounts, n);
+    o.recv_displs = CopyCounts(rdispls, n);
+    OC_HCCL_RETURN_IF_FAILED(CheckBlocks(o.send_counts, o.send_displs, sendType, sendBuf, "send"));
+    OC_HCCL_RETURN_IF_FAILED(CheckBlocks(o.recv_counts, o.recv_displs, recvType, recvBuf, "recv"));
     return Enqueue(std::move(c), std::move(o), stream);
   });
 }
@@ -307,16 +323,75 @@ HcclResult HcclGroupEnd(void) {
 #define OC_HCCL_NOT_SUPPORTED(fn, why) \
   return Guard(fn, [&]() -> Result { return Result(HCCL_E_NOT_SUPPORT, StrCat(fn, " is not supported: ", why)); })
 
-HcclResult HcclAllGatherV(void*, uint64_t, void*, const void*, const void*, HcclDataType, HcclComm, aclrtStream) {
-  OC_HCCL_NOT_SUPPORTED("HcclAllGatherV", "not implemented yet (use HcclAlltoAllV or HcclAllGather)");
+HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, const void* recvCounts,
+                          const void* recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (!recvCounts) return NullPointer("recvCounts");
+    if (!recvDispls) return NullPointer("recvDispls");
+    if (sendCount && !sendBuf) return NullPointer("sendBuf");
+    OC_RETURN_IF_ERROR(Bytes(sendCount, dataType, static_cast<uint64_t>(c->size()), "sendCount").status());
+    const size_t n = static_cast<size_t>(c->size());
+    Op o{OpKind::kAllGatherV, sendBuf, recvBuf, sendCount, dataType};
+    o.send_counts.assign(n, sendCount);
+    o.send_displs.assign(n, 0);
+    o.recv_counts = CopyCounts(recvCounts, n);
+    o.recv_displs = CopyCounts(recvDispls, n);
+    if (o.recv_counts[static_cast<size_t>(c->rank())] != sendCount)
+      return oc::InvalidArgument("recvCounts[", c->rank(), "] = ", o.recv_counts[static_cast<size_t>(c->rank())],
+                                 " must equal this rank's sendCount ", sendCount);
+    OC_HCCL_RETURN_IF_FAILED(CheckBlocks(o.recv_counts, o.recv_displs, dataType, recvBuf, "recv"));
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
 }
-HcclResult HcclReduceScatterV(void*, const void*, const void*, void*, uint64_t, HcclDataType, HcclReduceOp, HcclComm,
-                              aclrtStream) {
-  OC_HCCL_NOT_SUPPORTED("HcclReduceScatterV", "not implemented yet (use HcclReduceScatter)");
+
+HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void* sendDispls, void* recvBuf,
+                              uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                              aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (!sendCounts) return NullPointer("sendCounts");
+    if (!sendDispls) return NullPointer("sendDispls");
+    if (recvCount && !recvBuf) return NullPointer("recvBuf");
+    OC_ASSIGN_OR_RETURN(ReduceFn fn, FindReduceFn(dataType, op));
+    const size_t n = static_cast<size_t>(c->size());
+    Op o{OpKind::kReduceScatterV, sendBuf, recvBuf, recvCount, dataType, op, fn};
+    o.send_counts = CopyCounts(sendCounts, n);
+    o.send_displs = CopyCounts(sendDispls, n);
+    if (o.send_counts[static_cast<size_t>(c->rank())] != recvCount)
+      return oc::InvalidArgument("sendCounts[", c->rank(), "] = ", o.send_counts[static_cast<size_t>(c->rank())],
+                                 " must equal this rank's recvCount ", recvCount);
+    OC_HCCL_RETURN_IF_FAILED(CheckBlocks(o.send_counts, o.send_displs, dataType, sendBuf, "send"));
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
 }
-HcclResult HcclAlltoAllVC(const void*, const void*, HcclDataType, const void*, HcclDataType, HcclComm, aclrtStream) {
-  OC_HCCL_NOT_SUPPORTED("HcclAlltoAllVC", "not implemented yet (use HcclAlltoAllV)");
+
+HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
+                          const void* recvBuf, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+  return Guard(__func__, [&]() -> Result {
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
+    if (!sendCountMatrix) return NullPointer("sendCountMatrix");
+    if (ElementSize(sendType) == 0 || ElementSize(sendType) != ElementSize(recvType))
+      return oc::InvalidArgument("sendType ", DataTypeName(sendType), " and recvType ", DataTypeName(recvType),
+                                 " must be data types of the same size");
+    const size_t n = static_cast<size_t>(c->size()), me = static_cast<size_t>(c->rank());
+    const std::vector<uint64_t> m = CopyCounts(sendCountMatrix, n * n);  // [i][j]: rank i to rank j
+    Op o{OpKind::kAlltoAllV, sendBuf, const_cast<void*>(recvBuf), 0, sendType};
+    uint64_t soff = 0, roff = 0;
+    for (size_t r = 0; r < n; ++r) {
+      o.send_counts.push_back(m[me * n + r]);
+      o.send_displs.push_back(soff);
+      soff += m[me * n + r];
+      o.recv_counts.push_back(m[r * n + me]);
+      o.recv_displs.push_back(roff);
+      roff += m[r * n + me];
+    }
+    OC_HCCL_RETURN_IF_FAILED(CheckBlocks(o.send_counts, o.send_displs, sendType, sendBuf, "send"));
+    OC_HCCL_RETURN_IF_FAILED(CheckBlocks(o.recv_counts, o.recv_displs, recvType, recvBuf, "recv"));
+    return Enqueue(std::move(c), std::move(o), stream);
+  });
 }
+
 HcclResult HcclCommSuspend(HcclComm) { OC_HCCL_NOT_SUPPORTED("HcclCommSuspend", "no fault-recovery mode on the host"); }
 HcclResult HcclCommResume(HcclComm) { OC_HCCL_NOT_SUPPORTED("HcclCommResume", "no fault-recovery mode on the host"); }
 HcclResult HcclCommWorkingDevNicSet(HcclComm, uint32_t*, bool*, uint32_t) {

@@ -40,9 +40,15 @@
 
 static int g_rank = -1;
 
-enum Kind { ALLREDUCE, BROADCAST, ALLGATHER, REDUCESCATTER, REDUCE, SCATTER, ALLTOALL, ALLTOALLV, SENDRECV, BATCH, BARRIER };
+enum Kind { ALLREDUCE, BROADCAST, ALLGATHER, REDUCESCATTER, REDUCE, SCATTER, ALLTOALL, ALLTOALLV, SENDRECV, BATCH, BARRIER,
+            ALLGATHERV, REDUCESCATTERV, ALLTOALLVC };
 static const char* kKindNames[] = {"allreduce", "broadcast", "allgather", "reducescatter", "reduce", "scatter",
-                                   "alltoall", "alltoallv", "sendrecv", "batch", "barrier"};
+                                   "alltoall", "alltoallv", "sendrecv", "batch", "barrier", "allgatherv",
+                                   "reducescatterv", "alltoallvc"};
+
+/* Block sizes of the V forms (the same formulas in hccl_reference.py). */
+static uint64_t VCount(int r, uint64_t count) { return count / 2 + (uint64_t)(r % 3); }
+static uint64_t VcCount(int from, int to, uint64_t count) { return count / 4 + (uint64_t)((from + 2 * to) % 3); }
 
 static size_t Size(HcclDataType t) {
   switch (t) {
@@ -153,6 +159,15 @@ static void RunCase(Ctx* x, enum Kind kind, HcclDataType t, HcclReduceOp op, uin
   if (kind == REDUCESCATTER || kind == SCATTER || kind == ALLTOALL || kind == ALLTOALLV) in_elems = count * (uint64_t)n;
   if (kind == ALLTOALL) out_elems = count * (uint64_t)n;
   if (kind == ALLTOALLV) in_elems = out_elems = (count / 2 + 2) * (uint64_t)n;
+  uint64_t vtotal = 0, vc_in = 0, vc_out = 0;
+  for (int q = 0; q < n; ++q) {
+    vtotal += VCount(q, count);
+    vc_in += VcCount(r, q, count);
+    vc_out += VcCount(q, r, count);
+  }
+  if (kind == ALLGATHERV) in_elems = VCount(r, count), out_elems = vtotal;
+  if (kind == REDUCESCATTERV) in_elems = vtotal, out_elems = VCount(r, count);
+  if (kind == ALLTOALLVC) in_elems = vc_in, out_elems = vc_out;
   void* in = DevAlloc(in_elems * e);
   void* out = inplace ? in : DevAlloc(out_elems * e);
   Fill(in, in_elems, c, op, t, r);
@@ -202,6 +217,28 @@ static void RunCase(Ctx* x, enum Kind kind, HcclDataType t, HcclReduceOp op, uin
       break;
     }
     case BARRIER: CHECK(HcclBarrier(x->comm, x->stream)); break;
+    case ALLGATHERV:
+    case REDUCESCATTERV: {
+      /* Blocks packed in reverse rank order: block s starts after blocks s+1 .. n-1. */
+      uint64_t counts[64], displs[64], off = 0;
+      for (int q = n - 1; q >= 0; --q) {
+        counts[q] = VCount(q, count);
+        displs[q] = off;
+        off += counts[q];
+      }
+      if (kind == ALLGATHERV)
+        CHECK(HcclAllGatherV(in, VCount(r, count), out, counts, displs, t, x->comm, x->stream));
+      else
+        CHECK(HcclReduceScatterV(in, counts, displs, out, VCount(r, count), t, op, x->comm, x->stream));
+      break;
+    }
+    case ALLTOALLVC: {
+      uint64_t m[64 * 64];
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) m[i * n + j] = VcCount(i, j, count);
+      CHECK(HcclAlltoAllVC(in, m, t, out, t, x->comm, x->stream));
+      break;
+    }
   }
   CHECK(aclrtSynchronizeStream(x->stream));
   size_t save = out_elems * e;
@@ -212,6 +249,7 @@ static void RunCase(Ctx* x, enum Kind kind, HcclDataType t, HcclReduceOp op, uin
   }
   if (kind == BARRIER) save = 0;
   if (kind == REDUCE && r != root) save = 0;
+  if (kind == ALLGATHERV || kind == REDUCESCATTERV || kind == ALLTOALLVC) save = out_elems * e;
   Save(x, c, out, save);
   if (out != in) CHECK(aclrtFree(out));
   CHECK(aclrtFree(in));
@@ -239,7 +277,10 @@ static void Battery(Ctx* x, int quick) {
         RunCase(x, ALLREDUCE, t, ops[oi], n, 0, 0);
         RunCase(x, REDUCESCATTER, t, ops[oi], n, 0, 0);
         RunCase(x, REDUCE, t, ops[oi], n, root, 0);
+        RunCase(x, REDUCESCATTERV, t, ops[oi], n, 0, 0);
       }
+      RunCase(x, ALLGATHERV, t, HCCL_REDUCE_SUM, n, 0, 0);
+      RunCase(x, ALLTOALLVC, t, HCCL_REDUCE_SUM, n, 0, 0);
       RunCase(x, ALLREDUCE, t, HCCL_REDUCE_SUM, n, 0, 1);
       RunCase(x, BROADCAST, t, HCCL_REDUCE_SUM, n, root, 1);
       RunCase(x, ALLGATHER, t, HCCL_REDUCE_SUM, n, 0, 0);

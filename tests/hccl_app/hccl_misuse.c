@@ -96,7 +96,13 @@ int main(void) {
   HcclSendRecvItem item = {(HcclSendRecvType)7, buf, 4, HCCL_DATA_TYPE_FP32, 0};
   EXPECT_RC(HcclBatchSendRecv(&item, 1, comm, stream), HCCL_E_PARA);
   EXPECT_RC(HcclAllReduce(buf, buf, 64, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, NULL, stream), HCCL_E_PARA);
-  EXPECT_RC(HcclAllGatherV(buf, 1, buf, NULL, NULL, HCCL_DATA_TYPE_FP32, comm, stream), HCCL_E_NOT_SUPPORT);
+  EXPECT_RC(HcclAllGatherV(buf, 1, buf, NULL, NULL, HCCL_DATA_TYPE_FP32, comm, stream), HCCL_E_PTR);
+  uint64_t one = 1, zero = 0, two = 2;
+  EXPECT_RC(HcclAllGatherV(buf, 1, buf, &two, &zero, HCCL_DATA_TYPE_FP32, comm, stream), HCCL_E_PARA);
+  EXPECT_RC(HcclReduceScatterV(buf, &one, &zero, buf, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream),
+            HCCL_E_PARA);
+  EXPECT_RC(HcclAlltoAllVC(buf, NULL, HCCL_DATA_TYPE_FP32, buf, HCCL_DATA_TYPE_FP32, comm, stream), HCCL_E_PTR);
+  EXPECT_RC(HcclCommSuspend(comm), HCCL_E_NOT_SUPPORT);
   EXPECT_RC(HcclGroupEnd(), HCCL_E_UNAVAIL);
 
   /* The valid calls still work after all that: a one-rank all-reduce is the identity. */

@@ -48,6 +48,14 @@ def reduce(arrays, op, dt):
     return np.min(stack, axis=0)
 
 
+def v_count(r, count):
+    return count // 2 + r % 3
+
+
+def vc_count(src, dst, count):
+    return count // 4 + (src + 2 * dst) % 3
+
+
 def a2av_count(src, dst, count):
     return (src + dst) % 3 + count // 2
 
@@ -82,6 +90,20 @@ def expected(kind, dt, op, count, root, case, rank, n):
         return np.concatenate(parts)
     if kind in ("sendrecv", "batch"):
         return value((rank + n - 1) % n, count, case, op, dt).astype(dt)
+    if kind == "allgatherv":  # blocks in reverse rank order
+        return np.concatenate([value(s, v_count(s, count), case, op, dt).astype(dt) for s in reversed(range(n))])
+    if kind == "reducescatterv":
+        counts = [v_count(q, count) for q in range(n)]
+        displ = sum(counts[q] for q in range(rank + 1, n))
+        total = sum(counts)
+        return reduce([value(q, total, case, op, dt)[displ:displ + counts[rank]] for q in range(n)], op, dt)
+    if kind == "alltoallvc":
+        parts = []
+        for i in range(n):
+            src = value(i, sum(vc_count(i, j, count) for j in range(n)), case, op, dt).astype(dt)
+            off = sum(vc_count(i, j, count) for j in range(rank))
+            parts.append(src[off:off + vc_count(i, rank, count)])
+        return np.concatenate(parts)
     if kind == "barrier":
         return np.zeros(0, dt)
     raise ValueError(kind)

@@ -61,13 +61,13 @@ def run_ranks(tmp_path, n, quick=False, env=None, prefixes=None, envs=None):
 @pytest.mark.parametrize("n", [2, 3, 4])
 def test_every_collective_type_and_reduction_matches_numpy(tmp_path, n):
     out = run_ranks(tmp_path, n)
-    # 12 types x 4 counts (0, 1, 7, 1031) x (4 ops x 3 reducing collectives + 8 others) + barrier
-    assert hccl_reference.check_outputs(out, n) == 12 * 4 * 20 + 1
+    # 12 types x 4 counts (0, 1, 7, 1031) x (4 ops x 4 reducing collectives + 10 others) + barrier
+    assert hccl_reference.check_outputs(out, n) == 12 * 4 * 26 + 1
 
 
 def test_eight_ranks_one_per_logical_device(tmp_path):
     out = run_ranks(tmp_path, 8, quick=True)
-    assert hccl_reference.check_outputs(out, 8) == 4 * 2 * 20 + 1
+    assert hccl_reference.check_outputs(out, 8) == 4 * 2 * 26 + 1
 
 
 def test_comm_init_all_runs_ranks_in_one_process(tmp_path):
@@ -101,7 +101,7 @@ def test_rank_table_joins_the_ranks(tmp_path):
     results = finish([start(["ranktable", r, table, out, "quick"], env) for r in range(3)])
     for r, (rc, text) in enumerate(results):
         assert rc == 0, f"rank {r}: {text}"
-    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 20 + 1
+    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 26 + 1
 
 
 def test_sub_communicators_of_even_and_odd_ranks(tmp_path):
@@ -225,7 +225,7 @@ def test_ranks_on_three_hosts_by_root_info(tmp_path, hosts):
     prefixes = [("ip", "netns", "exec", ns) for ns, _ in hosts]
     envs = [{"HCCL_IF_IP": ip} for _, ip in hosts]
     out = run_ranks(tmp_path, 3, quick=True, prefixes=prefixes, envs=envs)
-    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 20 + 1
+    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 26 + 1
 
 
 def test_ranks_on_two_hosts_by_rank_table(tmp_path, hosts):
@@ -241,7 +241,7 @@ def test_ranks_on_two_hosts_by_rank_table(tmp_path, hosts):
                       for r in range(3)])
     for r, (rc, text) in enumerate(results):
         assert rc == 0, f"rank {r}: {text}"
-    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 20 + 1
+    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 26 + 1
 
 
 def test_rank_killed_on_another_host(tmp_path, hosts):
