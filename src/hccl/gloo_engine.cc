@@ -15,6 +15,10 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 
+#include <signal.h>
+
+#include <mutex>
+
 #include "hccl/engine.h"
 #include "hccl/store.h"
 
@@ -239,7 +243,24 @@ class GlooEngine final : public Engine {
 
 }  // namespace
 
+// Gloo writes to its sockets without MSG_NOSIGNAL: a write to a peer that has
+// died would raise SIGPIPE and kill this process instead of failing the
+// operation. Ignore SIGPIPE, unless the application has its own handler.
+void IgnoreSigpipe() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction current {};
+    if (::sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL) {
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      ::sigemptyset(&ignore.sa_mask);
+      ::sigaction(SIGPIPE, &ignore, nullptr);
+    }
+  });
+}
+
 Expected<std::unique_ptr<Engine>> ConnectGloo(const Rendezvous& rv, int rank, int size) {
+  IgnoreSigpipe();
   OC_ASSIGN_OR_RETURN(std::unique_ptr<StoreClient> client,
                       StoreClient::Connect(rv.store_ip, rv.store_port, rv.connect_timeout));
   std::shared_ptr<gloo::rendezvous::Context> ctx;
