@@ -24,7 +24,7 @@ aclError aclrtOcEnqueueHostTask(aclrtStream stream, aclrtOcHostTask task, void* 
     if (aclError e = ResolveStream(stream, &s)) return e;
     std::string name = what ? what : "host task";
     s->queue->Enqueue(
-        [task, owned, name]() -> oc::Status {
+        [task, owned]() -> oc::Status {
           char msg[1024] = {0};
           int32_t rc = task(owned->arg, msg, sizeof msg);
           if (rc == 0) return oc::Status::Ok();

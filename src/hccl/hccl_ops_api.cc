@@ -104,8 +104,7 @@ Result SendOrRecv(bool send, void* buf, uint64_t count, HcclDataType dataType, u
                   aclrtStream stream) {
   OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
   if (!buf && count) return NullPointer(send ? "sendBuf" : "recvBuf");
-  OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
-  (void)bytes;
+  OC_RETURN_IF_ERROR(Bytes(count, dataType, 1, "count").status());
   OC_RETURN_IF_ERROR(CheckRank(peer, *c, send ? "destRank" : "srcRank"));
   if (static_cast<int>(peer) == c->rank())
     return oc::InvalidArgument(send ? "destRank " : "srcRank ", peer, " is this rank itself");
@@ -135,8 +134,7 @@ HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataT
     OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
     if (count && !sendBuf) return NullPointer("sendBuf");
     if (count && !recvBuf) return NullPointer("recvBuf");
-    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
-    (void)bytes;
+    OC_RETURN_IF_ERROR(Bytes(count, dataType, 1, "count").status());
     OC_ASSIGN_OR_RETURN(ReduceFn fn, FindReduceFn(dataType, op));
     Op o{OpKind::kAllReduce, sendBuf, recvBuf, count, dataType, op, fn};
     return Enqueue(std::move(c), std::move(o), stream);
@@ -148,8 +146,7 @@ HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint3
   return Guard(__func__, [&]() -> Result {
     OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
     if (count && !buf) return NullPointer("buf");
-    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
-    (void)bytes;
+    OC_RETURN_IF_ERROR(Bytes(count, dataType, 1, "count").status());
     OC_RETURN_IF_ERROR(CheckRank(root, *c, "root"));
     Op o{OpKind::kBroadcast, buf, buf, count, dataType};
     o.root = static_cast<int>(root);
@@ -164,8 +161,7 @@ HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType
     if (count && !sendBuf) return NullPointer("sendBuf");
     OC_RETURN_IF_ERROR(CheckRank(root, *c, "root"));
     if (count && !recvBuf && static_cast<int>(root) == c->rank()) return NullPointer("recvBuf (on the root)");
-    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(count, dataType, 1, "count"));
-    (void)bytes;
+    OC_RETURN_IF_ERROR(Bytes(count, dataType, 1, "count").status());
     OC_ASSIGN_OR_RETURN(ReduceFn fn, FindReduceFn(dataType, op));
     Op o{OpKind::kReduce, sendBuf, recvBuf, count, dataType, op, fn};
     o.root = static_cast<int>(root);
@@ -179,8 +175,7 @@ HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclD
     OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
     if (sendCount && !sendBuf) return NullPointer("sendBuf");
     if (sendCount && !recvBuf) return NullPointer("recvBuf");
-    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(sendCount, dataType, static_cast<uint64_t>(c->size()), "sendCount"));
-    (void)bytes;
+    OC_RETURN_IF_ERROR(Bytes(sendCount, dataType, static_cast<uint64_t>(c->size()), "sendCount").status());
     Op o{OpKind::kAllGather, sendBuf, recvBuf, sendCount, dataType};
     return Enqueue(std::move(c), std::move(o), stream);
   });
@@ -192,8 +187,7 @@ HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, H
     OC_ASSIGN_OR_RETURN(std::shared_ptr<Communicator> c, FindComm(comm));
     if (recvCount && !sendBuf) return NullPointer("sendBuf");
     if (recvCount && !recvBuf) return NullPointer("recvBuf");
-    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(recvCount, dataType, static_cast<uint64_t>(c->size()), "recvCount"));
-    (void)bytes;
+    OC_RETURN_IF_ERROR(Bytes(recvCount, dataType, static_cast<uint64_t>(c->size()), "recvCount").status());
     OC_ASSIGN_OR_RETURN(ReduceFn fn, FindReduceFn(dataType, op));
     Op o{OpKind::kReduceScatter, sendBuf, recvBuf, recvCount, dataType, op, fn};
     return Enqueue(std::move(c), std::move(o), stream);
@@ -207,8 +201,7 @@ HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDat
     OC_RETURN_IF_ERROR(CheckRank(root, *c, "root"));
     if (recvCount && !sendBuf && static_cast<int>(root) == c->rank()) return NullPointer("sendBuf (on the root)");
     if (recvCount && !recvBuf) return NullPointer("recvBuf");
-    OC_ASSIGN_OR_RETURN(size_t bytes, Bytes(recvCount, dataType, static_cast<uint64_t>(c->size()), "recvCount"));
-    (void)bytes;
+    OC_RETURN_IF_ERROR(Bytes(recvCount, dataType, static_cast<uint64_t>(c->size()), "recvCount").status());
     Op o{OpKind::kScatter, sendBuf, recvBuf, recvCount, dataType};
     o.root = static_cast<int>(root);
     return Enqueue(std::move(c), std::move(o), stream);
