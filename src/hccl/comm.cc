@@ -145,29 +145,19 @@ Status Communicator::Execute(const Op& op, uint32_t seq) {
   switch (op.kind) {
     case OpKind::kAllReduce:
       if (op.count == 0) return Status::Ok();
-      if (op.send != op.recv) std::memmove(op.recv, op.send, bytes);
-      return engine_->AllReduce(op.recv, op.count, elem, op.fn, tag);
+      return engine_->AllReduce(op.send, op.recv, op.count, elem, op.fn, tag);
     case OpKind::kBroadcast:
       if (op.count == 0) return Status::Ok();
       return engine_->Broadcast(op.recv, bytes, op.root, tag);
     case OpKind::kAllGather:
       if (op.count == 0) return Status::Ok();
       return engine_->AllGather(op.send, op.recv, bytes, tag);
-    case OpKind::kReduceScatter: {
+    case OpKind::kReduceScatter:
       if (op.count == 0) return Status::Ok();
-      // All-reduce of the whole input in a scratch copy, then this rank's block.
-      std::vector<uint8_t> scratch(bytes * n);
-      std::memcpy(scratch.data(), op.send, scratch.size());
-      OC_RETURN_IF_ERROR(engine_->AllReduce(scratch.data(), op.count * n, elem, op.fn, tag));
-      std::memcpy(op.recv, scratch.data() + bytes * static_cast<size_t>(rank_), bytes);
-      return Status::Ok();
-    }
-    case OpKind::kReduce: {
+      return engine_->ReduceScatter(op.send, op.recv, op.count, elem, op.fn, tag);
+    case OpKind::kReduce:
       if (op.count == 0) return Status::Ok();
-      if (rank_ == op.root) return engine_->Reduce(op.send, op.recv, op.count, elem, op.fn, op.root, tag);
-      std::vector<uint8_t> unused(bytes);  // Gloo wants an output on every rank
-      return engine_->Reduce(op.send, unused.data(), op.count, elem, op.fn, op.root, tag);
-    }
+      return engine_->Reduce(op.send, rank_ == op.root ? op.recv : nullptr, op.count, elem, op.fn, op.root, tag);
     case OpKind::kScatter:
       if (op.count == 0) return Status::Ok();
       return engine_->Scatter(op.send, op.recv, bytes, op.root, tag);
@@ -183,7 +173,7 @@ Status Communicator::Execute(const Op& op, uint32_t seq) {
       for (size_t r = 0; r < n; ++r)
         std::memcpy(packed.data() + offset[r] * elem, static_cast<const uint8_t*>(op.send) + op.send_displs[r] * elem,
                     op.send_counts[r] * elem);
-      OC_RETURN_IF_ERROR(engine_->AllReduce(packed.data(), offset[n], elem, op.fn, tag));
+      OC_RETURN_IF_ERROR(engine_->AllReduce(packed.data(), packed.data(), offset[n], elem, op.fn, tag));
       const size_t me = static_cast<size_t>(rank_);
       std::memcpy(op.recv, packed.data() + offset[me] * elem, op.send_counts[me] * elem);
       return Status::Ok();

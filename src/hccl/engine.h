@@ -3,6 +3,11 @@
 // blocking until done. Gloo serves it today (gloo_engine.cc, TCP within and
 // across hosts); NCCL can serve GPU devices behind the same interface later.
 //
+// ConnectEngine picks the path: when every rank of the communicator runs on
+// this host (same boot, network, PID and mount namespaces), collectives go
+// through a shared-memory segment (shm_engine.cc) and only point-to-point
+// transfers through Gloo; otherwise everything goes through Gloo.
+//
 // Every rank must call the same operations in the same order with matching
 // sizes; `tag` (the communicator's sequence number) keeps the messages of
 // different operations apart. A failure (a peer gone, a timeout) returns a
@@ -30,9 +35,12 @@ class Engine {
   virtual int rank() const = 0;
   virtual int size() const = 0;
 
-  // In place on `buf` (n elements of elem bytes).
-  virtual Status AllReduce(void* buf, size_t n, size_t elem, ReduceFn fn, uint32_t tag) = 0;
-  // The root's `in` reduced into the root's `out`; other ranks' out is unused.
+  // n elements of elem bytes; out may be in.
+  virtual Status AllReduce(const void* in, void* out, size_t n, size_t elem, ReduceFn fn, uint32_t tag) = 0;
+  // `in` holds size() blocks of n elements; block r, reduced over the ranks,
+  // goes to rank r's out.
+  virtual Status ReduceScatter(const void* in, void* out, size_t n, size_t elem, ReduceFn fn, uint32_t tag) = 0;
+  // Every rank's `in` reduced into the root's `out` (null on the other ranks).
   virtual Status Reduce(const void* in, void* out, size_t n, size_t elem, ReduceFn fn, int root, uint32_t tag) = 0;
   virtual Status Broadcast(void* buf, size_t bytes, int root, uint32_t tag) = 0;
   // out holds size() blocks of `bytes`, in rank order.
@@ -67,9 +75,16 @@ struct Rendezvous {
   std::string local_ip;  // the address this rank's transport listens on
   std::chrono::milliseconds connect_timeout{120000};
   std::chrono::milliseconds exec_timeout{1836000};
+  bool same_host_shm = true;           // HCCL_INTRA_ROCE_ENABLE=1 turns it off
+  size_t staging_bytes = 200u << 20;   // HCCL_BUFFSIZE: caps the shared segment
 };
 
 // Connects rank `rank` of `size` through Gloo's TCP transport.
 Expected<std::unique_ptr<Engine>> ConnectGloo(const Rendezvous& rv, int rank, int size);
+// Over a connected Gloo engine: a shared-memory engine when every rank is on
+// this host and the segment could be made, else `net` itself.
+std::unique_ptr<Engine> MaybeSharedMemory(std::unique_ptr<Engine> net, const Rendezvous& rv);
+// ConnectGloo, then MaybeSharedMemory.
+Expected<std::unique_ptr<Engine>> ConnectEngine(const Rendezvous& rv, int rank, int size);
 
 }  // namespace oc::hccl

@@ -122,7 +122,13 @@ Expected<Settings> ReadSettings(std::optional<int32_t> exec_timeout_s) {
   // 0 = no limit; gloo takes a duration, so "no limit" is a year.
   s.exec_timeout = exec == 0 ? std::chrono::milliseconds(365LL * 86400 * 1000) : std::chrono::seconds(exec);
   OC_ASSIGN_OR_RETURN(int64_t buffsize, IntEnv("HCCL_BUFFSIZE", 1, 1 << 20, 200));
-  (void)buffsize;
+  s.staging_bytes = static_cast<size_t>(buffsize) << 20;
+  OC_ASSIGN_OR_RETURN(int64_t roce, IntEnv("HCCL_INTRA_ROCE_ENABLE", 0, 1, 0));
+  OC_ASSIGN_OR_RETURN(int64_t pcie, IntEnv("HCCL_INTRA_PCIE_ENABLE", 0, 1, 1));
+  if (roce == 1 && pcie == 1 && Env("HCCL_INTRA_PCIE_ENABLE"))
+    return InvalidArgument("HCCL_INTRA_ROCE_ENABLE=1 and HCCL_INTRA_PCIE_ENABLE=1 ask for both intra-host paths; "
+                           "set one of them to 0");
+  s.same_host_shm = roce == 0;
   OC_ASSIGN_OR_RETURN(s.whitelist, ReadWhitelist());
   return s;
 }

@@ -8,8 +8,11 @@
 //   HCCL_CONNECT_TIMEOUT  seconds to wait for every rank to join (default 120)
 //   HCCL_EXEC_TIMEOUT     seconds one operation may wait for its peers (default
 //                         1836; 0 = no limit)
-//   HCCL_BUFFSIZE         MB of staging buffer per communicator (accepted; the
-//                         host transport needs no staging buffer)
+//   HCCL_BUFFSIZE         MB of staging buffer per communicator: caps the
+//                         shared-memory segment of a same-host communicator
+//   HCCL_INTRA_ROCE_ENABLE  1: ranks on one host talk through TCP too, not
+//                         through shared memory (HCCL_INTRA_PCIE_ENABLE=1,
+//                         the default, keeps shared memory)
 //   HCCL_WHITELIST_DISABLE / HCCL_WHITELIST_FILE  with DISABLE=0, only hosts
 //                         listed in the file's "host_ip" may join
 // A malformed value is an error naming the variable, not a silent default.
@@ -31,6 +34,8 @@ struct Settings {
   std::chrono::milliseconds connect_timeout{120000};
   std::chrono::milliseconds exec_timeout{1836000};
   std::vector<std::string> whitelist;    // empty: no check
+  size_t staging_bytes = 200u << 20;     // HCCL_BUFFSIZE
+  bool same_host_shm = true;             // not HCCL_INTRA_ROCE_ENABLE=1
 };
 
 // Reads the variables; `exec_timeout_s` (>= 0) from HcclCommConfig overrides

@@ -17,6 +17,7 @@
 
 #include <signal.h>
 
+#include <cstring>
 #include <mutex>
 
 #include "hccl/engine.h"
@@ -112,12 +113,28 @@ Status Guarded(const char* what, std::chrono::milliseconds timeout, F&& f) {
 
 class GlooEngine final : public Engine {
  public:
-  GlooEngine(std::shared_ptr<gloo::rendezvous::Context> ctx, std::chrono::milliseconds timeout)
-      : ctx_(std::move(ctx)), timeout_(timeout) {}
+  GlooEngine(std::shared_ptr<gloo::rendezvous::Context> ctx, std::chrono::milliseconds timeout,
+             std::unique_ptr<StoreClient> store, std::string abort_key)
+      : ctx_(std::move(ctx)), timeout_(timeout), store_(std::move(store)), abort_key_(std::move(abort_key)) {}
   int rank() const override { return ctx_->rank; }
   int size() const override { return ctx_->size; }
 
-  Status AllReduce(void* buf, size_t n, size_t elem, ReduceFn fn, uint32_t tag) override {
+  Status AllReduce(const void* in, void* out, size_t n, size_t elem, ReduceFn fn, uint32_t tag) override {
+    if (in != out) std::memmove(out, in, n * elem);
+    return AllReduceInPlace(out, n, elem, fn, tag);
+  }
+
+  // An all-reduce of the whole input in a scratch copy, then this rank's block.
+  Status ReduceScatter(const void* in, void* out, size_t n, size_t elem, ReduceFn fn, uint32_t tag) override {
+    const size_t bytes = n * elem;
+    std::vector<uint8_t> scratch(bytes * static_cast<size_t>(size()));
+    std::memcpy(scratch.data(), in, scratch.size());
+    OC_RETURN_IF_ERROR(AllReduceInPlace(scratch.data(), n * static_cast<size_t>(size()), elem, fn, tag));
+    std::memcpy(out, scratch.data() + bytes * static_cast<size_t>(rank()), bytes);
+    return Status::Ok();
+  }
+
+  Status AllReduceInPlace(void* buf, size_t n, size_t elem, ReduceFn fn, uint32_t tag) {
     return Guarded("AllReduce", timeout_, [&] {
       WithElem(elem, [&](auto e) {
         using T = decltype(e);
@@ -132,6 +149,11 @@ class GlooEngine final : public Engine {
   }
 
   Status Reduce(const void* in, void* out, size_t n, size_t elem, ReduceFn fn, int root, uint32_t tag) override {
+    std::vector<uint8_t> unused;  // Gloo wants an output on every rank
+    if (!out) {
+      unused.resize(n * elem);
+      out = unused.data();
+    }
     return Guarded("Reduce", timeout_, [&] {
       WithElem(elem, [&](auto e) {
         using T = decltype(e);
@@ -237,8 +259,34 @@ class GlooEngine final : public Engine {
   }
 
  private:
+  // Gloo's call, its failure shared with the other ranks (Share).
+  template <typename F>
+  Status Guarded(const char* what, std::chrono::milliseconds timeout, F&& f) {
+    return Share(::oc::hccl::Guarded(what, timeout, std::forward<F>(f)));
+  }
+
+  // A rank whose operation timed out records why in the store before it
+  // exits and its sockets close; a peer that then loses its connection to
+  // that rank reports the timeout and the rank that caused it rather than a
+  // broken connection.
+  Status Share(Status st) {
+    if (st.ok() || !store_) return st;
+    if (st.code() == StatusCode::kDeadlineExceeded) {
+      const std::string m = StrCat("rank ", rank(), " reported: ", st.message());
+      (void)store_->Set(abort_key_, std::vector<char>(m.begin(), m.end()));
+    } else if (st.code() == StatusCode::kUnavailable) {
+      auto why = store_->Get(abort_key_, std::chrono::milliseconds(500));
+      if (why.ok())
+        return DeadlineExceeded(std::string(why->begin(), why->end()), " (this rank then lost its connection: ",
+                                st.message(), ")");
+    }
+    return st;
+  }
+
   std::shared_ptr<gloo::rendezvous::Context> ctx_;
   std::chrono::milliseconds timeout_;
+  std::unique_ptr<StoreClient> store_;  // the rendezvous store, kept for failure reports
+  std::string abort_key_;
 };
 
 }  // namespace
@@ -281,7 +329,7 @@ Expected<std::unique_ptr<Engine>> ConnectGloo(const Rendezvous& rv, int rank, in
                               st.message());
     return st;
   }
-  return std::unique_ptr<Engine>(new GlooEngine(std::move(ctx), rv.exec_timeout));
+  return std::unique_ptr<Engine>(new GlooEngine(std::move(ctx), rv.exec_timeout, std::move(client), rv.prefix + "abort"));
 }
 
 }  // namespace oc::hccl

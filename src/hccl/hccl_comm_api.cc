@@ -123,7 +123,7 @@ Expected<ConfigView> ReadConfig(const HcclCommConfig* config) {
 
 Expected<HcclComm> Create(const std::string& name, int rank, int size, int32_t device, const Rendezvous& rv,
                           std::shared_ptr<StoreServer> server) {
-  OC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, ConnectGloo(rv, rank, size));
+  OC_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, ConnectEngine(rv, rank, size));
   auto comm = std::make_shared<Communicator>(name, rank, size, device, std::move(engine), rv, std::move(server));
   return RegisterComm(std::move(comm));
 }
@@ -150,6 +150,8 @@ Result InitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank
   rv.local_ip = s.if_ip;
   rv.connect_timeout = s.connect_timeout;
   rv.exec_timeout = s.exec_timeout;
+  rv.same_host_shm = s.same_host_shm;
+  rv.staging_bytes = s.staging_bytes;
   OC_ASSIGN_OR_RETURN(*comm, Create(cv.name.empty() ? id : cv.name, static_cast<int>(rank),
                                     static_cast<int>(nRanks), device, rv, TakeServer(id)));
   return Status::Ok();
@@ -236,6 +238,8 @@ Result InitClusterInfo(const char* clusterInfo, uint32_t rank, const HcclCommCon
   rv.local_ip = std::getenv("HCCL_IF_IP") ? s.if_ip : t.my_ip;
   rv.connect_timeout = s.connect_timeout;
   rv.exec_timeout = s.exec_timeout;
+  rv.same_host_shm = s.same_host_shm;
+  rv.staging_bytes = s.staging_bytes;
   OC_ASSIGN_OR_RETURN(*comm, Create(cv.name.empty() ? StrCat("ranktable:", clusterInfo) : cv.name,
                                     static_cast<int>(rank), t.size, device, rv, std::move(server)));
   return Status::Ok();
@@ -316,13 +320,15 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm* comms) {
     rv.local_ip = "127.0.0.1";
     rv.connect_timeout = s.connect_timeout;
     rv.exec_timeout = s.exec_timeout;
+    rv.same_host_shm = s.same_host_shm;
+    rv.staging_bytes = s.staging_bytes;
     // Every rank connects at once, each on its own thread.
     std::vector<std::unique_ptr<Engine>> engines(ndev);
     std::vector<Status> failures(ndev);
     std::vector<std::thread> threads;
     for (uint32_t i = 0; i < ndev; ++i)
       threads.emplace_back([&, i] {
-        auto e = ConnectGloo(rv, static_cast<int>(i), static_cast<int>(ndev));
+        auto e = ConnectEngine(rv, static_cast<int>(i), static_cast<int>(ndev));
         if (e.ok()) engines[i] = std::move(e).value();
         else failures[i] = e.status();
       });

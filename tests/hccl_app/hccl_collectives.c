@@ -7,8 +7,9 @@
  * inplace. tests/python/test_hccl.py computes the expected results with numpy
  * from the same input formula (Value() below) and compares.
  *
- *   hccl_collectives rootinfo RANK NRANKS ROOT_FILE OUT [quick]
- *   hccl_collectives ranktable RANK RANK_TABLE OUT [quick]
+ *   hccl_collectives rootinfo RANK NRANKS ROOT_FILE OUT [quick|large]
+ *   hccl_collectives ranktable RANK RANK_TABLE OUT [quick|large]
+ *       quick: 4 types, counts 1 and 1031; large: 4 types, counts 1 and 100003
  *   hccl_collectives all NDEV OUT [quick]      (HcclCommInitAll, one process)
  *   hccl_collectives loop RANK NRANKS ROOT_FILE ITERS
  *       ITERS all-reduces, each checked through an event recorded after it;
@@ -263,11 +264,14 @@ static void Battery(Ctx* x, int quick) {
   const HcclReduceOp ops[] = {HCCL_REDUCE_SUM, HCCL_REDUCE_PROD, HCCL_REDUCE_MAX, HCCL_REDUCE_MIN};
   const uint64_t counts_full[] = {0, 1, 7, 1031};
   const uint64_t counts_quick[] = {1, 1031};
-  const uint64_t* counts = quick ? counts_quick : counts_full;
+  /* large: more than one step of a small shared-memory slot (HCCL_BUFFSIZE=1) */
+  const uint64_t counts_large[] = {1, 100003};
+  const uint64_t* counts = quick == 2 ? counts_large : quick ? counts_quick : counts_full;
   const int ncounts = quick ? 2 : 4;
   const int ntypes = quick ? 4 : 12;
   const HcclDataType quick_types[] = {HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_BFP16};
-  const HcclDataType* types = quick ? quick_types : all_types;
+  const HcclDataType large_types[] = {HCCL_DATA_TYPE_INT8, HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_FP64};
+  const HcclDataType* types = quick == 2 ? large_types : quick ? quick_types : all_types;
   const int root = x->nranks - 1;
   for (int ti = 0; ti < ntypes; ++ti) {
     HcclDataType t = types[ti];
@@ -488,7 +492,7 @@ int main(int argc, char** argv) {
     x.nranks = atoi(argv[3]);
     const char* root_file = argv[4];
     x.out = argv[5];
-    quick = argc > 6;
+    quick = argc > 6 ? (strcmp(argv[6], "large") == 0 ? 2 : 1) : 0;
     g_rank = x.rank;
     CHECK(aclrtSetDevice(x.rank % (int)ndevices));
     JoinRootInfo(x.rank, x.nranks, root_file, &x.comm);
@@ -496,7 +500,7 @@ int main(int argc, char** argv) {
     x.rank = atoi(argv[2]);
     const char* table = argv[3];
     x.out = argv[4];
-    quick = argc > 5;
+    quick = argc > 5 ? (strcmp(argv[5], "large") == 0 ? 2 : 1) : 0;
     g_rank = x.rank;
     CHECK(aclrtSetDevice(x.rank % (int)ndevices));
     CHECK(HcclCommInitClusterInfo(table, (uint32_t)x.rank, &x.comm));

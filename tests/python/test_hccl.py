@@ -42,7 +42,7 @@ def finish(procs, timeout=240):
     return out
 
 
-def run_ranks(tmp_path, n, quick=False, env=None, prefixes=None, envs=None):
+def run_ranks(tmp_path, n, quick=False, env=None, prefixes=None, envs=None, large=False):
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     root = tmp_path / "root.bin"
@@ -50,7 +50,7 @@ def run_ranks(tmp_path, n, quick=False, env=None, prefixes=None, envs=None):
     for r in range(n):
         e = dict(env or {})
         e.update((envs or [{}] * n)[r])
-        args = ["rootinfo", r, n, root, out_dir] + (["quick"] if quick else [])
+        args = ["rootinfo", r, n, root, out_dir] + (["large"] if large else ["quick"] if quick else [])
         procs.append(start(args, e, (prefixes or [()] * n)[r]))
     results = finish(procs)
     for r, (rc, text) in enumerate(results):
@@ -63,6 +63,44 @@ def test_every_collective_type_and_reduction_matches_numpy(tmp_path, n):
     out = run_ranks(tmp_path, n)
     # 12 types x 4 counts (0, 1, 7, 1031) x (4 ops x 4 reducing collectives + 10 others) + barrier
     assert hccl_reference.check_outputs(out, n) == 12 * 4 * 26 + 1
+
+
+def test_ranks_on_one_host_over_tcp_instead_of_shared_memory(tmp_path):
+    out = run_ranks(tmp_path, 3, quick=True, env={"HCCL_INTRA_ROCE_ENABLE": "1"})
+    assert hccl_reference.check_outputs(out, 3) == 4 * 2 * 26 + 1
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_large_counts_in_many_steps_of_a_small_shared_segment(tmp_path, n):
+    # HCCL_BUFFSIZE=1: a 1 MB segment, so 100003 elements take several steps
+    out = run_ranks(tmp_path, n, large=True, env={"HCCL_BUFFSIZE": "1"})
+    assert hccl_reference.check_outputs(out, n) == 4 * 2 * 26 + 1
+
+
+def shared_segments(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return [line for line in f if "opencann-hccl" in line]
+
+
+@pytest.mark.parametrize("roce,expect", [("0", True), ("1", False)])
+def test_same_host_ranks_map_one_shared_segment_unless_told_not_to(tmp_path, roce, expect):
+    env = {"HCCL_INTRA_ROCE_ENABLE": roce}
+    procs = [start(["loop", r, 2, tmp_path / "root", 1000000], env) for r in range(2)]
+    try:
+        deadline = time.time() + (20 if expect else 3)  # the ranks join within a second or so
+        while time.time() < deadline:
+            time.sleep(0.05)
+            maps = [shared_segments(p.pid) for p in procs]
+            if any(maps):
+                break
+        assert all(p.poll() is None for p in procs), "a rank exited early"
+        assert all(maps) == expect and any(maps) == expect, maps
+        if expect:  # the same segment, already unlinked from /dev/shm
+            assert maps[0][0].split()[-2:] == maps[1][0].split()[-2:] and "(deleted)" in maps[0][0], maps
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
 
 
 def test_eight_ranks_one_per_logical_device(tmp_path):
@@ -128,8 +166,9 @@ def test_mismatched_collective_fails_every_rank_naming_the_ranks(tmp_path):
         assert "rank 0 HcclAllReduce(count 4096, FP32, SUM)" in text
 
 
-def test_killed_rank_makes_the_others_fail_at_once(tmp_path):
-    env = {"HCCL_EXEC_TIMEOUT": "30"}
+@pytest.mark.parametrize("path", ["shared-memory", "tcp"])
+def test_killed_rank_makes_the_others_fail_at_once(tmp_path, path):
+    env = {"HCCL_EXEC_TIMEOUT": "30", "HCCL_INTRA_ROCE_ENABLE": "1" if path == "tcp" else "0"}
     procs = [start(["loop", r, 3, tmp_path / "root", 1000000], env) for r in range(3)]
     time.sleep(1.5)
     procs[2].send_signal(signal.SIGKILL)
@@ -142,10 +181,13 @@ def test_killed_rank_makes_the_others_fail_at_once(tmp_path):
         assert rc == 3, text
         assert "async=21 " in text, text  # HCCL_E_REMOTE
         assert "communicator" in text and "went away" in text, text
+        if path == "shared-memory":
+            assert f"rank 2 (process {procs[2].pid}) went away" in text, text
 
 
-def test_stopped_rank_times_out_with_the_setting_named(tmp_path):
-    env = {"HCCL_EXEC_TIMEOUT": "3"}
+@pytest.mark.parametrize("path", ["shared-memory", "tcp"])
+def test_stopped_rank_times_out_with_the_setting_named(tmp_path, path):
+    env = {"HCCL_EXEC_TIMEOUT": "3", "HCCL_INTRA_ROCE_ENABLE": "1" if path == "tcp" else "0"}
     procs = [start(["loop", r, 3, tmp_path / "root", 1000000], env) for r in range(3)]
     time.sleep(1.5)
     procs[2].send_signal(signal.SIGSTOP)
@@ -159,6 +201,8 @@ def test_stopped_rank_times_out_with_the_setting_named(tmp_path):
         assert rc == 3, text
         assert "async=9 " in text, text  # HCCL_E_TIMEOUT
         assert "HCCL_EXEC_TIMEOUT" in text, text
+        if path == "shared-memory":
+            assert "rank 2 did not reach the operation" in text, text
 
 
 def test_rank_that_never_joins_fails_the_others_within_connect_timeout(tmp_path):
