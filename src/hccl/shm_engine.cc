@@ -113,18 +113,27 @@ HostKey ThisHost() {
     char buf[128] = {};
     const std::string link = std::string("/proc/self/ns/") + ns;
     const ssize_t n = ::readlink(link.c_str(), buf, sizeof buf - 1);
-    key += "|" + std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+    key.push_back('|');
+    key.append(buf, n > 0 ? static_cast<size_t>(n) : 0);
   }
   HostKey h{};
   std::memcpy(h.text, key.data(), std::min(key.size(), sizeof h.text - 1));
   return h;
 }
 
+int UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
 class ShmEngine final : public Engine {
  public:
   ShmEngine(std::unique_ptr<Engine> net, uint8_t* base, size_t bytes, size_t slot, std::chrono::milliseconds timeout)
       : net_(std::move(net)), me_(net_->rank()), n_(net_->size()), base_(base), mapped_(bytes), slot_(slot),
-        timeout_(timeout) {}
+        timeout_(timeout), oversubscribed_(n_ > UsableCpus()) {}
   ~ShmEngine() override { ::munmap(base_, mapped_); }
 
   int rank() const override { return me_; }
@@ -331,10 +340,10 @@ class ShmEngine final : public Engine {
     const Clock::time_point start = Clock::now();
     for (int i = 0;; ++i) {  // spin, then yield: the peer is usually microseconds away
       if (Reached(c.progress.load(std::memory_order_acquire), target)) return Status::Ok();
-      if ((i & 63) == 63) {
+      if ((i & 63) == 63 || oversubscribed_) {
         const auto waited = Clock::now() - start;
         if (waited > kSpin + kYield) break;
-        if (waited > kSpin) sched_yield();
+        if (waited > kSpin || oversubscribed_) sched_yield();
       } else {
         OC_CPU_RELAX();
       }
@@ -391,6 +400,9 @@ class ShmEngine final : public Engine {
   uint8_t* const base_;
   const size_t mapped_, slot_;
   const std::chrono::milliseconds timeout_;
+  // More ranks than CPUs: a spinning rank would hold the CPU its peer needs,
+  // so waiting yields at once.
+  const bool oversubscribed_;
   size_t buf_ = 0;  // which of each rank's two slots the current phase uses
 };
 
