@@ -275,7 +275,10 @@ class GlooEngine final : public Engine {
       const std::string m = StrCat("rank ", rank(), " reported: ", st.message());
       (void)store_->Set(abort_key_, std::vector<char>(m.begin(), m.end()));
     } else if (st.code() == StatusCode::kUnavailable) {
-      auto why = store_->Get(abort_key_, std::chrono::milliseconds(500));
+      // No waiting: a rank records its timeout before its sockets close, and
+      // a rank that lingers here keeps its own sockets open, which can leave
+      // a third rank blocked on it until its own timeout.
+      auto why = store_->Get(abort_key_, std::chrono::milliseconds(0));
       if (why.ok())
         return DeadlineExceeded(std::string(why->begin(), why->end()), " (this rank then lost its connection: ",
                                 st.message(), ")");

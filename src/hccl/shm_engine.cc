@@ -159,9 +159,13 @@ class ShmEngine final : public Engine {
         if (q != me_) std::memcpy(mine + Part(q, elem), src + (static_cast<size_t>(q) * n + off) * elem, b);
       OC_RETURN_IF_ERROR(Phase("ReduceScatter"));
       const uint8_t* own = src + (static_cast<size_t>(me_) * n + off) * elem;
-      ReduceInOrder(dst + off * elem, k, fn, [&](int q) {
-        return q == me_ ? own : Slot(q) + Part(me_, elem);
-      });
+      // In place with the output on this rank's own block (out = in + rank *
+      // count): the chain would overwrite it before reading it unless this
+      // rank is first or second; reduce into the slot's unused part instead.
+      uint8_t* target = dst + off * elem;
+      uint8_t* acc = me_ >= 2 && target == own ? mine + Part(me_, elem) : target;
+      ReduceInOrder(acc, k, fn, [&](int q) { return q == me_ ? own : Slot(q) + Part(me_, elem); });
+      if (acc != target) std::memcpy(target, acc, b);
       Flip();
     }
     return Status::Ok();

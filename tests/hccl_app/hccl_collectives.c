@@ -170,7 +170,8 @@ static void RunCase(Ctx* x, enum Kind kind, HcclDataType t, HcclReduceOp op, uin
   if (kind == REDUCESCATTERV) in_elems = vtotal, out_elems = VCount(r, count);
   if (kind == ALLTOALLVC) in_elems = vc_in, out_elems = vc_out;
   void* in = DevAlloc(in_elems * e);
-  void* out = inplace ? in : DevAlloc(out_elems * e);
+  /* inplace 1: out = in; 2 (reduce-scatter): out = this rank's own block of in, as NCCL's in-place form */
+  void* out = inplace == 2 ? (char*)in + (size_t)r * count * e : inplace ? in : DevAlloc(out_elems * e);
   Fill(in, in_elems, c, op, t, r);
   if (!inplace && out_elems) CHECK(aclrtMemset(out, out_elems * e, 0, out_elems * e));
   switch (kind) {
@@ -252,7 +253,7 @@ static void RunCase(Ctx* x, enum Kind kind, HcclDataType t, HcclReduceOp op, uin
   if (kind == REDUCE && r != root) save = 0;
   if (kind == ALLGATHERV || kind == REDUCESCATTERV || kind == ALLTOALLVC) save = out_elems * e;
   Save(x, c, out, save);
-  if (out != in) CHECK(aclrtFree(out));
+  if (!inplace) CHECK(aclrtFree(out));
   CHECK(aclrtFree(in));
 }
 
@@ -286,6 +287,8 @@ static void Battery(Ctx* x, int quick) {
       RunCase(x, ALLGATHERV, t, HCCL_REDUCE_SUM, n, 0, 0);
       RunCase(x, ALLTOALLVC, t, HCCL_REDUCE_SUM, n, 0, 0);
       RunCase(x, ALLREDUCE, t, HCCL_REDUCE_SUM, n, 0, 1);
+      RunCase(x, REDUCESCATTER, t, HCCL_REDUCE_SUM, n, 0, 1);
+      RunCase(x, REDUCESCATTER, t, HCCL_REDUCE_SUM, n, 0, 2);
       RunCase(x, BROADCAST, t, HCCL_REDUCE_SUM, n, root, 1);
       RunCase(x, ALLGATHER, t, HCCL_REDUCE_SUM, n, 0, 0);
       RunCase(x, SCATTER, t, HCCL_REDUCE_SUM, n, root, 0);
