@@ -114,8 +114,12 @@ Status Guarded(const char* what, std::chrono::milliseconds timeout, F&& f) {
 class GlooEngine final : public Engine {
  public:
   GlooEngine(std::shared_ptr<gloo::rendezvous::Context> ctx, std::chrono::milliseconds timeout,
-             std::unique_ptr<StoreClient> store, std::string abort_key)
-      : ctx_(std::move(ctx)), timeout_(timeout), store_(std::move(store)), abort_key_(std::move(abort_key)) {}
+             std::unique_ptr<StoreClient> store, const std::string& prefix)
+      : ctx_(std::move(ctx)), timeout_(timeout), store_(std::move(store)), abort_key_(prefix + "abort"),
+        gone_key_(prefix + "gone") {
+    // Departures are recorded per connection (store.h): announce this rank on it.
+    if (store_) (void)store_->Set(prefix + "alive/" + std::to_string(ctx_->rank), {});
+  }
   int rank() const override { return ctx_->rank; }
   int size() const override { return ctx_->size; }
 
@@ -272,24 +276,40 @@ class GlooEngine final : public Engine {
   Status Share(Status st) {
     if (st.ok() || !store_) return st;
     if (st.code() == StatusCode::kDeadlineExceeded) {
+      st = Status(st.code(), StrCat(st.message(), Departed(std::chrono::milliseconds(0))));
       const std::string m = StrCat("rank ", rank(), " reported: ", st.message());
       (void)store_->Set(abort_key_, std::vector<char>(m.begin(), m.end()));
     } else if (st.code() == StatusCode::kUnavailable) {
-      // No waiting: a rank records its timeout before its sockets close, and
-      // a rank that lingers here keeps its own sockets open, which can leave
-      // a third rank blocked on it until its own timeout.
+      // No waiting: a rank records its timeout before its sockets close.
       auto why = store_->Get(abort_key_, std::chrono::milliseconds(0));
       if (why.ok())
         return DeadlineExceeded(std::string(why->begin(), why->end()), " (this rank then lost its connection: ",
                                 st.message(), ")");
+      // The departed rank's connection to the rendezvous service ended when
+      // its process did, usually within a moment of its sockets.
+      st = Unavailable(st.message(), Departed(std::chrono::milliseconds(100)));
     }
     return st;
+  }
+
+  // "; rank N went away first (...)" when the rendezvous service has seen a
+  // rank of this communicator leave (store.h), else "".
+  std::string Departed(std::chrono::milliseconds wait) {
+    auto gone = store_->Get(gone_key_, wait);
+    if (!gone.ok() || gone->empty()) return "";
+    const std::string ranks(gone->begin(), gone->end() - 1);  // "2" or "2,0,..." in the order they left
+    const size_t comma = ranks.find(',');
+    std::string msg = StrCat("; rank ", ranks.substr(0, comma),
+                             " went away first (its process ended or it destroyed its communicator)");
+    if (comma != std::string::npos) msg += StrCat(", then rank(s) ", ranks.substr(comma + 1));
+    return msg;
   }
 
   std::shared_ptr<gloo::rendezvous::Context> ctx_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<StoreClient> store_;  // the rendezvous store, kept for failure reports
   std::string abort_key_;
+  std::string gone_key_;
 };
 
 }  // namespace
@@ -332,7 +352,7 @@ Expected<std::unique_ptr<Engine>> ConnectGloo(const Rendezvous& rv, int rank, in
                               st.message());
     return st;
   }
-  return std::unique_ptr<Engine>(new GlooEngine(std::move(ctx), rv.exec_timeout, std::move(client), rv.prefix + "abort"));
+  return std::unique_ptr<Engine>(new GlooEngine(std::move(ctx), rv.exec_timeout, std::move(client), rv.prefix));
 }
 
 }  // namespace oc::hccl

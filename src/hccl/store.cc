@@ -135,6 +135,22 @@ void StoreServer::AcceptLoop() {
 }
 
 void StoreServer::Serve(int fd) {
+  // The "<prefix>alive/<name>" keys this connection set (see store.h).
+  std::vector<std::pair<std::string, std::string>> owned;  // (gone key, name)
+  struct Departure {
+    StoreServer* server;
+    std::vector<std::pair<std::string, std::string>>& owned;
+    ~Departure() {
+      if (owned.empty()) return;
+      std::lock_guard<std::mutex> lock(server->mu_);
+      for (const auto& [gone, name] : owned) {
+        std::vector<char>& list = server->data_[gone];
+        list.insert(list.end(), name.begin(), name.end());
+        list.push_back(',');
+      }
+      server->cv_.notify_all();
+    }
+  } departure{this, owned};
   for (;;) {
     uint8_t op;
     std::string key, value;
@@ -147,6 +163,8 @@ void StoreServer::Serve(int fd) {
       std::unique_lock<std::mutex> lock(mu_);
       if (op == kSet) {
         data_[key].assign(value.begin(), value.end());
+        if (const size_t at = key.rfind("alive/"); at != std::string::npos)
+          owned.emplace_back(key.substr(0, at) + "gone", key.substr(at + 6));
         cv_.notify_all();
       } else if (op == kGet) {
         const bool found = cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),

@@ -23,6 +23,10 @@
 
 namespace oc::hccl {
 
+// A key "<prefix>alive/<name>" belongs to the connection that set it: when
+// that connection ends (its process died, or it closed the client), the
+// server appends "<name>," to the key "<prefix>gone". The HCCL ranks use it to
+// name a rank that went away.
 class StoreServer {
  public:
   // Listens on `ip` (IPv4 dotted quad) at `port` (0: any free port). A

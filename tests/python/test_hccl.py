@@ -182,16 +182,20 @@ def test_killed_rank_makes_the_others_fail_at_once(tmp_path):
         assert "communicator" in text and f"rank 2 (process {procs[2].pid}) went away" in text, text
 
 
-def check_killed_over_tcp(results, elapsed, timeout):
+def check_killed_over_tcp(results, elapsed, timeout, killed):
     """Over TCP a survivor learns of a killed rank when a transfer with it
     fails (HCCL_E_REMOTE, at once); one whose pending transfer is with another
     survivor can be left waiting by Gloo until HCCL_EXEC_TIMEOUT (HCCL_E_TIMEOUT).
-    Either way every survivor fails, with a named error, within the timeout."""
+    Either way every survivor fails, with a named error, within the timeout.
+    The rank that went away is named by the rendezvous service (in the root's
+    process); a survivor that asks after the root itself has failed and exited
+    cannot learn it, so at least one survivor must name it."""
     assert elapsed < timeout + 10, f"survivors took {elapsed:.1f} s: {results}"
     for rc, text in results:
         assert rc == 3, text
         assert "async=21 " in text or ("async=9 " in text and "HCCL_EXEC_TIMEOUT" in text), text
         assert "communicator" in text, text
+    assert any(f"rank {killed} went away first" in text for _, text in results), results
 
 
 def test_killed_rank_makes_the_others_fail_over_tcp(tmp_path):
@@ -202,7 +206,7 @@ def test_killed_rank_makes_the_others_fail_over_tcp(tmp_path):
     t0 = time.time()
     results = finish(procs[:2], timeout=60)
     procs[2].wait()
-    check_killed_over_tcp(results, time.time() - t0, 5)
+    check_killed_over_tcp(results, time.time() - t0, 5, killed=2)
 
 
 @pytest.mark.parametrize("path", ["shared-memory", "tcp"])
@@ -317,7 +321,7 @@ def test_rank_killed_on_another_host(tmp_path, hosts):
     t0 = time.time()
     results = finish([procs[0], procs[2]], timeout=60)
     procs[1].wait()
-    check_killed_over_tcp(results, time.time() - t0, 5)
+    check_killed_over_tcp(results, time.time() - t0, 5, killed=1)
 
 
 # ---- hccl_test under mpirun -------------------------------------------------------------------
