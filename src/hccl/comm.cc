@@ -115,27 +115,34 @@ Status Communicator::CheckDescriptors(const Op& op, uint32_t seq) {
   if (!Rooted(op.kind)) mine.root = 0;
   if (!SameCount(op.kind)) mine.count = 0;
   if (op.kind == OpKind::kBarrier) mine.dtype = 0;
-  std::vector<Descriptor> all(static_cast<size_t>(size_));
-  Status exchanged = engine_->AllGather(&mine, all.data(), sizeof mine, DescriptorTag(seq));
-  if (!exchanged.ok()) return exchanged.WithContext("while comparing the operation's arguments with the other ranks");
-  std::vector<int> differ;
-  for (int r = 0; r < size_; ++r) {
-    const Descriptor& d = all[static_cast<size_t>(r)];
-    if (d.magic != kDescriptorMagic || d.seq != mine.seq || std::memcmp(&d, &mine, sizeof d) != 0) differ.push_back(r);
-  }
-  if (differ.empty()) return Status::Ok();
-  std::string msg = "the ranks called different operations: ";
-  for (int r = 0; r < size_; ++r) {
-    const Descriptor& d = all[static_cast<size_t>(r)];
-    if (r) msg += "; ";
-    msg += d.magic == kDescriptorMagic ? StrCat("rank ", r, " ", Describe(d), " as its operation #", d.seq)
-                                       : StrCat("rank ", r, " sent no valid descriptor");
-  }
-  return InvalidArgument(msg, " (every rank must issue the same collectives, in the same order, with the same "
-                              "count, data type, reduction and root)");
+  auto compare = [this, mine](const uint8_t* bytes) -> Status {
+    std::vector<Descriptor> all(static_cast<size_t>(size_));
+    std::memcpy(all.data(), bytes, sizeof(Descriptor) * all.size());
+    bool differ = false;
+    for (const Descriptor& d : all) differ = differ || std::memcmp(&d, &mine, sizeof d) != 0;
+    if (!differ) return Status::Ok();
+    std::string msg = "the ranks called different operations: ";
+    for (int r = 0; r < size_; ++r) {
+      const Descriptor& d = all[static_cast<size_t>(r)];
+      if (r) msg += "; ";
+      msg += d.magic == kDescriptorMagic ? StrCat("rank ", r, " ", Describe(d), " as its operation #", d.seq)
+                                         : StrCat("rank ", r, " sent no valid descriptor");
+    }
+    return InvalidArgument(msg, " (every rank must issue the same collectives, in the same order, with the same "
+                                "count, data type, reduction and root)");
+  };
+  Status st = engine_->Agree(&mine, sizeof mine, compare, DescriptorTag(seq));
+  if (!st.ok() && st.code() != StatusCode::kInvalidArgument)
+    return st.WithContext("while comparing the operation's arguments with the other ranks");
+  return st;
 }
 
 Status Communicator::Execute(const Op& op, uint32_t seq) {
+  Status st = Dispatch(op, seq);
+  return st.ok() ? engine_->Settle() : st;
+}
+
+Status Communicator::Dispatch(const Op& op, uint32_t seq) {
   const size_t elem = ElementSize(op.dtype);
   const size_t bytes = op.count * elem;
   const uint32_t tag = DataTag(seq);

@@ -68,6 +68,7 @@ class Communicator {
 
  private:
   Status Execute(const Op& op, uint32_t seq);
+  Status Dispatch(const Op& op, uint32_t seq);
   Status CheckDescriptors(const Op& op, uint32_t seq);
 
   const std::string name_;

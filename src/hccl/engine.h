@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,20 @@ class Engine {
   };
   virtual Status SendRecv(const std::vector<Transfer>& transfers) = 0;
   virtual Status Barrier(uint32_t tag) = 0;
+
+  // Compares this rank's `bytes`-byte description of the next operation with
+  // every rank's: `check` gets them all (size() descriptions in rank order)
+  // and returns the error to fail with, or Ok. An engine may defer the
+  // comparison to the first step of the operation that follows (it runs
+  // before that step reads any peer's data, and fails it); Settle() runs a
+  // deferred comparison when that operation took no step.
+  using Check = std::function<Status(const uint8_t* all)>;
+  virtual Status Agree(const void* mine, size_t bytes, Check check, uint32_t tag) {
+    std::vector<uint8_t> all(bytes * static_cast<size_t>(size()));
+    OC_RETURN_IF_ERROR(AllGather(mine, all.data(), bytes, tag));
+    return check(all.data());
+  }
+  virtual Status Settle() { return Status::Ok(); }
 };
 
 // The rendezvous every rank of one communicator joins (store.h): the root

@@ -56,6 +56,7 @@ using Clock = std::chrono::steady_clock;
 constexpr uint64_t kMagic = 0x3143484d48534f43ull;  // "COSHMHC1"
 constexpr size_t kLine = 64;
 constexpr size_t kReasonBytes = 1024;
+constexpr size_t kDescBytes = 32;
 
 struct Header {
   uint64_t magic;
@@ -72,6 +73,10 @@ struct alignas(kLine) Control {
   std::atomic<uint32_t> progress;  // phases this rank has signalled (the futex word)
   std::atomic<uint32_t> waiters;   // ranks asleep on `progress`
   int32_t pid;
+  // The description of the operation this rank starts with the phase of
+  // that parity (Agree); a peer is at most one phase ahead, so it never
+  // overwrites the one being read.
+  uint8_t desc[2][kDescBytes];
 };
 
 size_t HeaderBytes() { return (sizeof(Header) + kLine - 1) / kLine * kLine; }
@@ -233,6 +238,22 @@ class ShmEngine final : public Engine {
 
   Status SendRecv(const std::vector<Transfer>& transfers) override { return net_->SendRecv(transfers); }
 
+  // Deferred to the next phase, which carries the description in the
+  // control line: one phase per small collective instead of two.
+  Status Agree(const void* mine, size_t bytes, Check check, uint32_t tag) override {
+    if (bytes > kDescBytes) return Engine::Agree(mine, bytes, std::move(check), tag);
+    std::memcpy(pending_desc_, mine, bytes);
+    pending_bytes_ = bytes;
+    pending_check_ = std::move(check);
+    return Status::Ok();
+  }
+  Status Settle() override {
+    if (!pending_check_) return Status::Ok();
+    OC_RETURN_IF_ERROR(Phase("comparing the operation's arguments"));
+    Flip();
+    return Status::Ok();
+  }
+
   Status Barrier(uint32_t) override {
     OC_RETURN_IF_ERROR(Phase("Barrier"));
     Flip();
@@ -330,13 +351,23 @@ class ShmEngine final : public Engine {
   }
 
   // Signals this rank's next phase and waits until every peer has signalled it.
+  // A pending description (Agree) goes with it and is compared once every
+  // peer has arrived, before the caller reads their slots.
   Status Phase(const char* what) {
     Control& c = control(me_);
+    const uint32_t next = c.progress.load(std::memory_order_relaxed) + 1;
+    if (pending_check_) std::memcpy(c.desc[next & 1], pending_desc_, pending_bytes_);
     const uint32_t target = c.progress.fetch_add(1, std::memory_order_seq_cst) + 1;
     if (c.waiters.load(std::memory_order_seq_cst) > 0) Futex(&c.progress, FUTEX_WAKE, INT_MAX, nullptr);
     for (int q = 0; q < n_; ++q)
       if (q != me_) OC_RETURN_IF_ERROR(WaitFor(q, target, what));
-    return Status::Ok();
+    if (!pending_check_) return Status::Ok();
+    const Check check = std::move(pending_check_);
+    pending_check_ = nullptr;
+    std::vector<uint8_t> all(pending_bytes_ * static_cast<size_t>(n_));
+    for (int q = 0; q < n_; ++q)
+      std::memcpy(all.data() + pending_bytes_ * static_cast<size_t>(q), control(q).desc[target & 1], pending_bytes_);
+    return check(all.data());
   }
 
   Status WaitFor(int q, uint32_t target, const char* what) {
@@ -408,6 +439,10 @@ class ShmEngine final : public Engine {
   // so waiting yields at once.
   const bool oversubscribed_;
   size_t buf_ = 0;  // which of each rank's two slots the current phase uses
+  // The description Agree deferred to the next phase.
+  Check pending_check_;
+  uint8_t pending_desc_[kDescBytes] = {};
+  size_t pending_bytes_ = 0;
 };
 
 std::string SegmentName() {
