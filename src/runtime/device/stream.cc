@@ -1,5 +1,8 @@
 #include "runtime/device/stream.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <exception>
 
 #include "runtime/trace.h"
@@ -48,19 +51,26 @@ void HostStream::Loop() {
     lk.lock();
     if (!st.ok() && error_.ok()) error_ = st.WithContext(what);
     ++finished_;
-    cv_done_.notify_all();
+    // Wake the waiters only when the earliest of their targets is reached,
+    // not after every task (a thread in WaitIdle behind a thousand queued
+    // tasks would otherwise wake a thousand times).
+    if (finished_ >= earliest_wait_) {
+      earliest_wait_ = UINT64_MAX;
+      cv_done_.notify_all();
+    }
   }
 }
 
 bool HostStream::WaitIdle(int64_t timeout_ms) {
   std::unique_lock<std::mutex> lk(mu_);
   const uint64_t target = enqueued_;
-  auto reached = [&] { return finished_ >= target; };
-  if (timeout_ms < 0) {
-    cv_done_.wait(lk, reached);
-    return true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (finished_ < target) {
+    earliest_wait_ = std::min(earliest_wait_, target);  // again after every wake: the worker clears it
+    if (timeout_ms < 0) cv_done_.wait(lk);
+    else if (cv_done_.wait_until(lk, deadline) == std::cv_status::timeout) return finished_ >= target;
   }
-  return cv_done_.wait_for(lk, std::chrono::milliseconds(timeout_ms), reached);
+  return true;
 }
 
 bool HostStream::Idle() const {

@@ -65,6 +65,7 @@ class HostStream final : public Stream {
   std::deque<std::pair<Task, std::string>> queue_;
   uint64_t enqueued_ = 0;
   uint64_t finished_ = 0;
+  uint64_t earliest_wait_ = UINT64_MAX;  // the smallest target of the threads in WaitIdle
   bool stop_ = false;
   Status error_;
   std::thread worker_;
