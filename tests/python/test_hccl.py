@@ -87,11 +87,13 @@ def test_same_host_ranks_map_one_shared_segment_unless_told_not_to(tmp_path, roc
     env = {"HCCL_INTRA_ROCE_ENABLE": roce}
     procs = [start(["loop", r, 2, tmp_path / "root", 1000000], env) for r in range(2)]
     try:
-        deadline = time.time() + (20 if expect else 3)  # the ranks join within a second or so
+        # Expected: wait until both ranks have mapped it and rank 0 has unlinked
+        # its name; not expected: give the ranks time to join (about a second).
+        deadline = time.time() + (20 if expect else 3)
         while time.time() < deadline:
             time.sleep(0.05)
             maps = [shared_segments(p.pid) for p in procs]
-            if any(maps):
+            if expect and all(m and "(deleted)" in m[0] for m in maps):
                 break
         assert all(p.poll() is None for p in procs), "a rank exited early"
         assert all(maps) == expect and any(maps) == expect, maps
