@@ -4,12 +4,15 @@ TYPE    ?= Release
 PYTHON  ?= python3
 OUT     ?= out
 JOBS    ?= $(shell nproc)
-# ccache, when installed, makes builds in a fresh clone cheap (optional: not
-# installed by install_deps.sh; `make CCACHE= ...` turns it off).
+# ccache (installed by install_deps.sh) makes builds in a fresh clone cheap:
+# paths are hashed relative to the clone, so another clone of the same commit
+# hits the cache. `make CCACHE= ...` turns it off.
 CCACHE  ?= $(shell command -v ccache 2>/dev/null)
 ifneq ($(CCACHE),)
 export CMAKE_C_COMPILER_LAUNCHER ?= $(CCACHE)
 export CMAKE_CXX_COMPILER_LAUNCHER ?= $(CCACHE)
+export CCACHE_BASEDIR ?= $(CURDIR)
+export CCACHE_NOHASHDIR ?= 1
 endif
 
 .PHONY: all deps configure build demo test clean

@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffers-compiler
           libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip
-          nlohmann-json3-dev chromium libgloo-dev iproute2 libopenmpi-dev openmpi-bin)  # nlohmann-json3-dev: atc --fusion_switch_file, HCCL rank tables; chromium: tests/python/test_msprof.py renders the profiling report headless; libgloo-dev: libhccl's transport; iproute2: the multi-host HCCL tests (network namespaces); OpenMPI: hccl_test runs under mpirun
+          nlohmann-json3-dev chromium libgloo-dev iproute2 libopenmpi-dev openmpi-bin ccache)  # nlohmann-json3-dev: atc --fusion_switch_file, HCCL rank tables; chromium: tests/python/test_msprof.py renders the profiling report headless; libgloo-dev: libhccl's transport; iproute2: the multi-host HCCL tests (network namespaces); OpenMPI: hccl_test runs under mpirun; ccache: rebuilds in a fresh clone (CI builds four trees) come from the cache
 # magika: a 3 MB ONNX model with trained weights inside its wheel (16 MB; needs only
 # click + onnxruntime), the real-weights check of tests/python/test_real_models.py
 PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes)
