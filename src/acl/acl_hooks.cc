@@ -9,29 +9,35 @@ using namespace oc::acl;
 
 aclError aclrtOcEnqueueHostTask(aclrtStream stream, aclrtOcHostTask task, void* arg, void (*release)(void*),
                                 const char* what) {
-  // Owns `arg` from here on: released exactly once, whatever happens.
+  // Owns `arg` from here on: released exactly once, whatever happens. One
+  // allocation per task: the closure holds only the shared pointer, which
+  // fits inside std::function.
   struct Arg {
+    Arg(aclrtOcHostTask t, void* a, void (*r)(void*)) : task(t), arg(a), release(r) {}
+    Arg(const Arg&) = delete;
+    Arg& operator=(const Arg&) = delete;
+    aclrtOcHostTask task;
     void* arg;
     void (*release)(void*);
     ~Arg() {
       if (release) release(arg);
     }
   };
-  std::shared_ptr<Arg> owned(new Arg{arg, release});
+  auto owned = std::make_shared<Arg>(task, arg, release);
   return Guard(__func__, [&]() -> aclError {
     if (!task) return Fail(ACL_ERROR_INVALID_PARAM, "argument 'task' is NULL");
     std::shared_ptr<StreamObj> s;
     if (aclError e = ResolveStream(stream, &s)) return e;
-    std::string name = what ? what : "host task";
     s->queue->Enqueue(
-        [task, owned]() -> oc::Status {
-          char msg[1024] = {0};
-          int32_t rc = task(owned->arg, msg, sizeof msg);
+        [owned = std::move(owned)]() -> oc::Status {
+          char msg[1024];
+          msg[0] = '\0';
+          int32_t rc = owned->task(owned->arg, msg, sizeof msg);
           if (rc == 0) return oc::Status::Ok();
           msg[sizeof msg - 1] = '\0';
           return oc::Status(oc::StatusCode::kUnavailable, msg);  // the stream prefixes the task's name
         },
-        name);
+        what ? what : "host task");
     return ACL_SUCCESS;
   });
 }

@@ -8,16 +8,6 @@
 namespace oc::hccl {
 namespace {
 
-// What every rank says about an operation before running it (CheckDescriptors).
-struct Descriptor {
-  uint32_t magic;
-  uint32_t seq;
-  uint32_t kind;
-  uint32_t dtype;
-  uint32_t reduce;
-  int32_t root;
-  uint64_t count;
-};
 constexpr uint32_t kDescriptorMagic = 0x4f434843;  // "OCHC"
 
 // Tags: two per operation (its descriptor exchange and its data).
@@ -115,7 +105,11 @@ Status Communicator::CheckDescriptors(const Op& op, uint32_t seq) {
   if (!Rooted(op.kind)) mine.root = 0;
   if (!SameCount(op.kind)) mine.count = 0;
   if (op.kind == OpKind::kBarrier) mine.dtype = 0;
-  auto compare = [this, mine](const uint8_t* bytes) -> Status {
+  // The comparison may run later (Engine::Agree): it reads this rank's
+  // descriptor from the member, and captures only `this` (no allocation).
+  described_ = mine;
+  auto compare = [this](const uint8_t* bytes) -> Status {
+    const Descriptor& mine = described_;
     std::vector<Descriptor> all(static_cast<size_t>(size_));
     std::memcpy(all.data(), bytes, sizeof(Descriptor) * all.size());
     bool differ = false;

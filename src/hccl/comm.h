@@ -48,6 +48,17 @@ struct Op {
   std::vector<HcclSendRecvItem> items;  // BatchSendRecv
 };
 
+// What every rank says about an operation before running it (CheckDescriptors).
+struct Descriptor {
+  uint32_t magic;
+  uint32_t seq;
+  uint32_t kind;
+  uint32_t dtype;
+  uint32_t reduce;
+  int32_t root;
+  uint64_t count;
+};
+
 class Communicator {
  public:
   Communicator(std::string name, int rank, int size, int32_t device, std::unique_ptr<Engine> engine,
@@ -84,6 +95,7 @@ class Communicator {
   // Point-to-point messages sent to / received from each peer so far: the
   // n-th message between two ranks has slot n on both sides.
   std::vector<uint64_t> sent_, received_;
+  Descriptor described_{};  // this rank's descriptor of the operation being checked
 };
 
 // The HcclResult for a failed Status.

@@ -68,7 +68,9 @@ class Engine {
 
   // Compares this rank's `bytes`-byte description of the next operation with
   // every rank's: `check` gets them all (size() descriptions in rank order)
-  // and returns the error to fail with, or Ok. An engine may defer the
+  // and returns the error to fail with, or Ok; it must accept the case where
+  // every description equals this rank's, which an engine may therefore
+  // settle without calling it. An engine may defer the
   // comparison to the first step of the operation that follows (it runs
   // before that step reads any peer's data, and fails it); Settle() runs a
   // deferred comparison when that operation took no step.

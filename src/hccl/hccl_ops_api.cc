@@ -33,19 +33,23 @@ int32_t RunTask(void* arg, char* msg, size_t msg_len) {
     st = oc::Internal(OpName(t->op.kind), ": ", e.what());
   }
   if (st.ok()) return 0;
-  std::snprintf(msg, msg_len, "%s", st.message().c_str());
+  // The stream prefixes the task's name (the operation's); the rest is named here.
+  std::snprintf(msg, msg_len, "#%u on communicator '%s': %s", t->seq, t->comm->name().c_str(), st.message().c_str());
   return 1;
 }
 
 void ReleaseTask(void* arg) { delete static_cast<Task*>(arg); }
 
 Result Enqueue(std::shared_ptr<Communicator> comm, Op op, aclrtStream stream) {
+  // Nothing is formatted here unless it fails: this runs once per operation
+  // on the caller's thread.
   const uint32_t seq = comm->NextSequence();
-  const std::string what = StrCat(OpName(op.kind), " #", seq, " on communicator '", comm->name(), "'");
-  auto* task = new Task{std::move(comm), std::move(op), seq};
-  aclError e = aclrtOcEnqueueHostTask(stream, RunTask, task, ReleaseTask, what.c_str());
+  const char* what = OpName(op.kind);
+  auto* task = new Task{comm, std::move(op), seq};
+  aclError e = aclrtOcEnqueueHostTask(stream, RunTask, task, ReleaseTask, what);
   if (e != ACL_SUCCESS)
-    return Result(HCCL_E_RUNTIME, StrCat("cannot queue ", what, " on stream ", stream, " (aclError ", e, ": ",
+    return Result(HCCL_E_RUNTIME, StrCat("cannot queue ", what, " #", seq, " on communicator '", comm->name(), "' on stream ",
+                                         stream, " (aclError ", e, ": ",
                                          aclGetRecentErrMsg() ? aclGetRecentErrMsg() : "", ")"));
   return Result();
 }

@@ -28,6 +28,7 @@ void HostStream::Enqueue(Task task, std::string what) {
     std::lock_guard<std::mutex> lk(mu_);
     queue_.emplace_back(std::move(task), std::move(what));
     ++enqueued_;
+    enqueued_seen_.store(enqueued_, std::memory_order_release);
   }
   cv_work_.notify_one();
 }
@@ -35,6 +36,18 @@ void HostStream::Enqueue(Task task, std::string what) {
 void HostStream::Loop() {
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
+    if (queue_.empty() && !stop_) {
+      // Drained: poll a short while before sleeping, yielding the CPU to any
+      // other thread on it (the caller about to queue more, often), so that
+      // work queued right after a synchronize does not wait for this thread
+      // to be woken.
+      const uint64_t seen = enqueued_;
+      lk.unlock();
+      const auto until = std::chrono::steady_clock::now() + kIdlePoll;
+      while (enqueued_seen_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      lk.lock();
+    }
     cv_work_.wait(lk, [this] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stop_ and drained
     auto [task, what] = std::move(queue_.front());

@@ -11,6 +11,7 @@
 // confused by later records or resets.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -64,6 +65,8 @@ class HostStream final : public Stream {
   std::condition_variable cv_done_;
   std::deque<std::pair<Task, std::string>> queue_;
   uint64_t enqueued_ = 0;
+  std::atomic<uint64_t> enqueued_seen_{0};  // enqueued_, for the worker's idle poll (no lock)
+  static constexpr std::chrono::microseconds kIdlePoll{50};
   uint64_t finished_ = 0;
   uint64_t earliest_wait_ = UINT64_MAX;  // the smallest target of the threads in WaitIdle
   bool stop_ = false;
