@@ -184,10 +184,17 @@ class ShmEngine final : public Engine {
   Status AllGather(const void* in, void* out, size_t bytes, uint32_t) override {
     auto* dst = static_cast<uint8_t*>(out);
     const auto* src = static_cast<const uint8_t*>(in);
-    if (dst + bytes * static_cast<size_t>(me_) != src) std::memmove(dst + bytes * static_cast<size_t>(me_), src, bytes);
+    uint8_t* own = dst + bytes * static_cast<size_t>(me_);
+    // This rank's block goes to its place in `out` chunk by chunk, from the
+    // slot just filled (still in cache), unless it is there already (in
+    // place) or the two overlap otherwise (then at once, as one move).
+    const bool overlap = own != src && own < src + bytes && src < own + bytes;
+    if (overlap) std::memmove(own, src, bytes);
+    const bool copy_own = own != src && !overlap;
     for (size_t off = 0; off < bytes; off += slot_) {
       const size_t b = std::min(slot_, bytes - off);
       std::memcpy(Slot(me_), src + off, b);
+      if (copy_own) std::memcpy(own + off, Slot(me_), b);
       OC_RETURN_IF_ERROR(Phase("AllGather"));
       for (int q = 0; q < n_; ++q)
         if (q != me_) std::memcpy(dst + bytes * static_cast<size_t>(q) + off, Slot(q), b);
