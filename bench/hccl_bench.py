@@ -66,6 +66,9 @@ def main():
     ap.add_argument("--iters", default="10")
     ap.add_argument("--warmup", default="3")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--small", default="64K",
+                    help="sizes up to this run in their own sweep with --small-iters iterations (latency)")
+    ap.add_argument("--small-iters", default="1000")
     a = ap.parse_args()
     print(f"host: {cpu_model()}, {os.cpu_count()} cores; one-thread memcpy of 64 MiB: {memcpy_gbs():.1f} GB/s\n")
     try:
@@ -76,27 +79,50 @@ def main():
     print("| op | ranks | size | ours us | MPI us | torch gloo us | ours bus GB/s | MPI bus GB/s | torch gloo bus GB/s "
           "| ours / best peer bus bw |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    common = ["-b", a.min, "-e", a.max, "-f", a.factor, "-n", a.iters, "-w", a.warmup]
+    def size(text):
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        return int(text[:-1]) * units[text[-1].upper()] if text[-1].upper() in units else int(text)
+
+    # Two sweeps per peer and round: the small sizes with many iterations
+    # (their time is latency: a few iterations would mostly time the start),
+    # the rest with --iters.
+    lo, hi, split, factor = size(a.min), size(a.max), size(a.small), int(a.factor)
+    sweeps = []
+    if lo <= split:
+        sweeps.append(["-b", str(lo), "-e", str(min(hi, split)), "-f", a.factor, "-n", a.small_iters, "-w", "50"])
+    first_large = lo
+    while first_large <= split:
+        first_large *= factor
+    if first_large <= hi:
+        sweeps.append(["-b", str(first_large), "-e", str(hi), "-f", a.factor, "-n", a.iters, "-w", a.warmup])
     for op in a.ops.split(","):
         for n in [int(x) for x in a.ranks.split(",")]:
             mpirun = ["mpirun", "--oversubscribe", "-n", str(n)]
             ours, mpi, tg = [], [], []
             for _ in range(a.rounds):  # alternating, so every peer sees the same host state
-                ours.append(run(mpirun + [os.path.join(a.build, OURS[op])] + common + ["-c", "0", "-d", "fp32"]))
-                mpi.append(run(mpirun + [os.path.join(a.build, "mpi_collectives_bench"), op] + common))
+                o, m, t = {}, {}, {}
+                for common in sweeps:
+                    o.update(run(mpirun + [os.path.join(a.build, OURS[op])] + common + ["-c", "0", "-d", "fp32"]))
+                    m.update(run(mpirun + [os.path.join(a.build, "mpi_collectives_bench"), op] + common))
+                    if torch_ok:  # at most 100 iterations: its small sizes take milliseconds each
+                        tcommon = list(common)
+                        tcommon[tcommon.index("-n") + 1] = str(min(int(tcommon[tcommon.index("-n") + 1]), 100))
+                        t.update(run(["python3", os.path.join(ROOT, "bench", "torch_gloo_bench.py"), op, str(n)] + tcommon))
+                ours.append(o)
+                mpi.append(m)
                 if torch_ok:
-                    tg.append(run(["python3", os.path.join(ROOT, "bench", "torch_gloo_bench.py"), op, str(n)] + common))
+                    tg.append(t)
 
             def med(results, size, k):
                 vals = [r[size][k] for r in results if size in r]
                 return statistics.median(vals) if vals else float("nan")
 
-            for size in sorted(ours[0]):
-                o_us, o_bw = med(ours, size, 0), med(ours, size, 1)
-                m_us, m_bw = med(mpi, size, 0), med(mpi, size, 1)
-                t_us, t_bw = med(tg, size, 0), med(tg, size, 1)
+            for nbytes in sorted(ours[0]):
+                o_us, o_bw = med(ours, nbytes, 0), med(ours, nbytes, 1)
+                m_us, m_bw = med(mpi, nbytes, 0), med(mpi, nbytes, 1)
+                t_us, t_bw = med(tg, nbytes, 0), med(tg, nbytes, 1)
                 best = max(b for b in (m_bw, t_bw) if b == b) if m_bw == m_bw or t_bw == t_bw else float("nan")
-                print(f"| {op} | {n} | {size} | {o_us:.1f} | {m_us:.1f} | {t_us:.1f} | {o_bw:.3f} | {m_bw:.3f} | "
+                print(f"| {op} | {n} | {nbytes} | {o_us:.1f} | {m_us:.1f} | {t_us:.1f} | {o_bw:.3f} | {m_bw:.3f} | "
                       f"{t_bw:.3f} | {o_bw / best:.2f} |", flush=True)
 
 
