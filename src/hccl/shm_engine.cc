@@ -334,13 +334,16 @@ class ShmEngine final : public Engine {
       out_at[q + 1] = out_at[q] + static_cast<size_t>(out_bytes[q]);
     }
     const size_t me = static_cast<size_t>(me_);
-    std::memcpy(dst + out_at[me], src + in_at[me], static_cast<size_t>(std::min(in_bytes[me], out_bytes[me])));
+    const int64_t own = std::min(in_bytes[me], out_bytes[me]);
     auto piece = [&](int64_t total, size_t off) {
       return static_cast<size_t>(total) > off ? std::min(part, static_cast<size_t>(total) - off) : size_t{0};
     };
     for (size_t off = 0; off < largest; off += part) {
       for (size_t q = 0; q < static_cast<size_t>(n_); ++q)
         if (q != me) std::memcpy(Slot(me_) + part * q, src + in_at[q] + off, piece(in_bytes[q], off));
+      // This rank's own block, a part per phase with the others' (every rank
+      // copies at the same pace).
+      std::memcpy(dst + out_at[me] + off, src + in_at[me] + off, piece(own, off));
       OC_RETURN_IF_ERROR(Phase(what));
       for (size_t q = 0; q < static_cast<size_t>(n_); ++q)
         if (q != me)
