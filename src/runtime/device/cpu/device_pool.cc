@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <new>
+#include <sys/mman.h>
 #include <string>
 
 namespace oc::rt {
@@ -34,6 +35,23 @@ size_t DefaultCacheLimit() {
 }
 
 size_t RoundUp(size_t v, size_t g) { return (v + g - 1) / g * g; }
+
+// Chunks of 2 MiB and more are 2 MiB aligned and asked to be backed by
+// transparent huge pages (where the kernel's THP mode is "madvise", as on
+// Debian): a large tensor then costs 512 times fewer page faults and TLB
+// entries, which is most of a first copy into it.
+constexpr size_t kHugeAlign = 2 * kMiB;
+size_t AlignFor(size_t chunk) { return chunk >= kHugeAlign ? kHugeAlign : kAlign; }
+
+void* SystemAllocate(size_t chunk) {
+  void* p = ::operator new(chunk, std::align_val_t(AlignFor(chunk)), std::nothrow);
+#if defined(MADV_HUGEPAGE)
+  if (p && chunk >= kHugeAlign && !kSanitized) ::madvise(p, chunk, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+void SystemFree(void* p, size_t chunk) { ::operator delete(p, std::align_val_t(AlignFor(chunk))); }
 
 }  // namespace
 
@@ -67,11 +85,11 @@ Expected<void*> DevicePool::Allocate(size_t size, size_t* chunk_bytes) {
       return p;
     }
   }
-  void* p = ::operator new(chunk, std::align_val_t(kAlign), std::nothrow);
+  void* p = SystemAllocate(chunk);
   if (!p) {
     // The cache may be what stands in the way: give it back and try once more.
     ReleaseCached();
-    p = ::operator new(chunk, std::align_val_t(kAlign), std::nothrow);
+    p = SystemAllocate(chunk);
     if (!p) return ResourceExhausted("cannot allocate ", size, " bytes");
   }
   std::lock_guard<std::mutex> lk(mu_);
@@ -91,7 +109,7 @@ void DevicePool::Free(void* p, size_t size, size_t chunk_bytes) {
   if (chunk_bytes > cache_limit_) {
     stats_.reserved_bytes -= chunk_bytes;
     ++stats_.system_frees;
-    ::operator delete(p, std::align_val_t(kAlign));
+    SystemFree(p, chunk_bytes);
     return;
   }
   cached_.emplace(chunk_bytes, p);
@@ -106,7 +124,7 @@ void DevicePool::ReleaseDownToLocked(size_t limit) {
     stats_.cached_bytes -= it->first;
     stats_.reserved_bytes -= it->first;
     ++stats_.system_frees;
-    ::operator delete(it->second, std::align_val_t(kAlign));
+    SystemFree(it->second, it->first);
     cached_.erase(it);
   }
 }
