@@ -57,6 +57,10 @@ inline bool IsLowPrecisionFloat(DataType t) {
   const int c = static_cast<int>(t);
   return (c >= 17 && c <= 20) || c == 23 || c == 24;
 }
+// The types gradients flow through: float32/64, float16, bfloat16.
+inline bool IsFloatingPoint(DataType t) {
+  return t == DataType::kFloat32 || t == DataType::kFloat64 || t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
 // Sets of element types as bit masks over the ONNX codes (all codes are < 64);
 // used by OpDef::native_types.
 constexpr uint64_t DataTypeBit(DataType t) { return uint64_t{1} << static_cast<int>(t); }

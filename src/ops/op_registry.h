@@ -23,6 +23,7 @@
 
 #include "base/status.h"
 #include "graph/graph.h"
+#include "ops/grad.h"
 #include "ops/kernel.h"
 
 namespace oc {
@@ -114,6 +115,9 @@ struct OpDef {
   // kAllDataTypes for ops that only move bytes (Reshape, Transpose, Concat, ...)
   // or convert types (Cast), so that no Casts are wrapped around them.
   uint64_t native_types = 0;
+  // The gradient rule (ops/grad.h), for training; nullptr: the op is not
+  // differentiable here, and differentiating through it fails naming it.
+  GradFn grad = nullptr;
 };
 
 // The CPU kernel of `def` (nullptr for ops without one).

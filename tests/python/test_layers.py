@@ -29,6 +29,7 @@ LAYERS = {
     "src/runtime": "runtime",
     "src/acl": "acl",
     "src/hccl": "hccl",
+    "src/train": "train",
     "tools": "tools",
 }
 
@@ -47,7 +48,10 @@ ALLOWED = {
     # libhccl.so: its own library over libascendcl.so's public API and hooks
     # (src/acl/acl_hooks.h); from the core only Status and the half-float casts.
     "hccl": {"base", "ops"},
-    "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "acl", "hccl"},
+    # Training: graph transforms (autodiff) over the IR, the ops' gradient
+    # rules and the passes.
+    "train": {"base", "graph", "ops", "device", "executor", "passes"},
+    "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "acl", "hccl", "train"},
 }
 
 # Headers any layer may include: each includes only the C++ library (checked below).

@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/cpu/elementwise/grads.h"
 #include "ops/cpu/common/cast_util.h"
 #include "ops/cpu/common/low_precision.h"
 #include "ops/cpu/elementwise/elementwise_common.h"
@@ -370,7 +371,7 @@ Expected<KernelPtr> MakeCast(const KernelInit& init) {
 
 void RegisterCastOps(OpRegistry& r) {
   r.Register({.op_type = "Cast", .min_opset = 6, .infer = InferCast, .kernels = CpuKernel(MakeCast),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = ew::GradCast});
   r.Register({.op_type = "CastLike", .min_opset = 15, .infer = InferCast, .kernels = CpuKernel(MakeCast),
               .native_types = kAllDataTypes});
 }

@@ -3,6 +3,7 @@
 // element type, moved by size).
 #include <type_traits>
 
+#include "ops/cpu/elementwise/grads.h"
 #include "ops/cpu/elementwise/elementwise_common.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -166,7 +167,7 @@ void RegisterCompareOps(OpRegistry& r) {
   r.Register({.op_type = "Or", .min_opset = 7, .infer = InferLogic, .kernels = CpuKernel(MakeLogic<OrOp>)});
   r.Register({.op_type = "Xor", .min_opset = 7, .infer = InferLogic, .kernels = CpuKernel(MakeLogic<XorOp>)});
   r.Register({.op_type = "Where", .min_opset = 9, .infer = InferWhere, .kernels = CpuKernel(MakeWhere),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = ew::GradWhere});
 }
 
 }  // namespace oc

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "ops/cpu/elementwise/elementwise_common.h"
+#include "ops/cpu/elementwise/grads.h"
 #include "ops/cpu/common/wrap_arith.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -395,18 +396,18 @@ Expected<KernelPtr> MakeMin(const KernelInit& init) { return MakeVariadicOf<MinO
 }  // namespace
 
 void RegisterElementwiseOps(OpRegistry& r) {
-  r.Register({.op_type = "Add", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeAdd)});
-  r.Register({.op_type = "Sub", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeSub)});
-  r.Register({.op_type = "Mul", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeMul)});
-  r.Register({.op_type = "Div", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeDiv)});
-  r.Register({.op_type = "Pow", .min_opset = 7, .infer = InferPow, .kernels = CpuKernel(MakePow)});
+  r.Register({.op_type = "Add", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeAdd), .grad = ew::GradAdd});
+  r.Register({.op_type = "Sub", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeSub), .grad = ew::GradSub});
+  r.Register({.op_type = "Mul", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeMul), .grad = ew::GradMul});
+  r.Register({.op_type = "Div", .min_opset = 7, .infer = InferBinarySameType, .kernels = CpuKernel(MakeDiv), .grad = ew::GradDiv});
+  r.Register({.op_type = "Pow", .min_opset = 7, .infer = InferPow, .kernels = CpuKernel(MakePow), .grad = ew::GradPow});
   r.Register({.op_type = "Mod", .min_opset = 10, .infer = InferBinarySameType, .kernels = CpuKernel(MakeMod)});
   r.Register({.op_type = "PRelu", .min_opset = 7, .infer = InferPRelu, .kernels = CpuKernel(MakePRelu)});
   r.Register({.op_type = "BitShift", .min_opset = 11, .infer = InferBitShift, .kernels = CpuKernel(MakeBitShift)});
-  r.Register({.op_type = "Sum", .min_opset = 6, .infer = InferVariadic, .kernels = CpuKernel(MakeSum)});
+  r.Register({.op_type = "Sum", .min_opset = 6, .infer = InferVariadic, .kernels = CpuKernel(MakeSum), .grad = ew::GradSum});
   r.Register({.op_type = "Mean", .min_opset = 6, .infer = InferVariadic, .kernels = CpuKernel(MakeMean)});
-  r.Register({.op_type = "Max", .min_opset = 6, .infer = InferVariadic, .kernels = CpuKernel(MakeMax)});
-  r.Register({.op_type = "Min", .min_opset = 6, .infer = InferVariadic, .kernels = CpuKernel(MakeMin)});
+  r.Register({.op_type = "Max", .min_opset = 6, .infer = InferVariadic, .kernels = CpuKernel(MakeMax), .grad = ew::GradMaxMin});
+  r.Register({.op_type = "Min", .min_opset = 6, .infer = InferVariadic, .kernels = CpuKernel(MakeMin), .grad = ew::GradMaxMin});
 }
 
 }  // namespace oc

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/cpu/elementwise/grads.h"
 #include "ops/cpu/elementwise/elementwise_common.h"
 #include "ops/cpu/elementwise/elementwise_math.h"
 #include "ops/cpu/common/low_precision.h"
@@ -411,41 +412,41 @@ Status CanonicalizeClip(Node& node, Graph& graph) {
 }  // namespace
 
 void RegisterUnaryOps(OpRegistry& r) {
-  auto reg = [&](const char* op, int min_opset, KernelFactory f, InferFn infer = InferUnary) {
-    r.Register({.op_type = op, .min_opset = min_opset, .infer = infer, .kernels = CpuKernel(f)});
+  auto reg = [&](const char* op, int min_opset, KernelFactory f, GradFn grad = nullptr, InferFn infer = InferUnary) {
+    r.Register({.op_type = op, .min_opset = min_opset, .infer = infer, .kernels = CpuKernel(f), .grad = grad});
   };
-  reg("Relu", 6, MakePlain<ReluF, kFloats | kSignedInts>);
-  reg("LeakyRelu", 6, MakeLeakyRelu);
-  reg("Sigmoid", 6, MakePlain<SigmoidF, kFloats>);
-  reg("Tanh", 6, MakePlain<TanhF, kFloats>);
-  reg("Exp", 6, MakePlain<ExpF, kFloats>);
-  reg("Log", 6, MakePlain<LogF, kFloats>);
-  reg("Sqrt", 6, MakePlain<SqrtF, kFloats>);
-  reg("Erf", 9, MakePlain<ErfF, kFloats>);
-  reg("Neg", 6, MakePlain<NegF, kFloats | kSignedInts>);
-  reg("Abs", 6, MakePlain<AbsF, kFloats | kInts>);
-  reg("Reciprocal", 6, MakePlain<ReciprocalF, kFloats>);
-  reg("Floor", 6, MakePlain<FloorF, kFloats>);
-  reg("Ceil", 6, MakePlain<CeilF, kFloats>);
-  reg("Round", 11, MakePlain<RoundF, kFloats>);
-  reg("Sign", 9, MakePlain<SignF, kFloats | kInts>);
-  reg("Sin", 7, MakePlain<SinF, kFloats>);
-  reg("Cos", 7, MakePlain<CosF, kFloats>);
-  reg("Softplus", 1, MakePlain<SoftplusF, kFloats>);
+  reg("Relu", 6, MakePlain<ReluF, kFloats | kSignedInts>, ew::GradRelu);
+  reg("LeakyRelu", 6, MakeLeakyRelu, ew::GradLeakyRelu);
+  reg("Sigmoid", 6, MakePlain<SigmoidF, kFloats>, ew::GradSigmoid);
+  reg("Tanh", 6, MakePlain<TanhF, kFloats>, ew::GradTanh);
+  reg("Exp", 6, MakePlain<ExpF, kFloats>, ew::GradExp);
+  reg("Log", 6, MakePlain<LogF, kFloats>, ew::GradLog);
+  reg("Sqrt", 6, MakePlain<SqrtF, kFloats>, ew::GradSqrt);
+  reg("Erf", 9, MakePlain<ErfF, kFloats>, ew::GradErf);
+  reg("Neg", 6, MakePlain<NegF, kFloats | kSignedInts>, ew::GradNeg);
+  reg("Abs", 6, MakePlain<AbsF, kFloats | kInts>, ew::GradAbs);
+  reg("Reciprocal", 6, MakePlain<ReciprocalF, kFloats>, ew::GradReciprocal);
+  reg("Floor", 6, MakePlain<FloorF, kFloats>, ew::GradZero);
+  reg("Ceil", 6, MakePlain<CeilF, kFloats>, ew::GradZero);
+  reg("Round", 11, MakePlain<RoundF, kFloats>, ew::GradZero);
+  reg("Sign", 9, MakePlain<SignF, kFloats | kInts>, ew::GradZero);
+  reg("Sin", 7, MakePlain<SinF, kFloats>, ew::GradSin);
+  reg("Cos", 7, MakePlain<CosF, kFloats>, ew::GradCos);
+  reg("Softplus", 1, MakePlain<SoftplusF, kFloats>, ew::GradSoftplus);
   reg("Softsign", 1, MakePlain<SoftsignF, kFloats>);
-  reg("Elu", 6, MakeElu);
+  reg("Elu", 6, MakeElu, ew::GradElu);
   reg("Selu", 6, MakeSelu);
   reg("Celu", 12, MakeCelu);
   reg("ThresholdedRelu", 10, MakeThresholdedRelu);
-  reg("HardSigmoid", 6, MakeHardSigmoid);
+  reg("HardSigmoid", 6, MakeHardSigmoid, ew::GradHardSigmoid);
   reg("HardSwish", 14, MakePlain<HardSwishF, kFloats>);
-  reg("Gelu", 20, MakeGelu, InferGelu);
+  reg("Gelu", 20, MakeGelu, ew::GradGelu, InferGelu);
   reg("Mish", 18, MakePlain<MishF, kFloats>);
-  reg("IsNaN", 9, MakeIsNaN, InferPredicate);
-  reg("IsInf", 10, MakeIsInf, InferPredicate);
-  reg("Not", 1, MakeNot, InferNot);
+  reg("IsNaN", 9, MakeIsNaN, nullptr, InferPredicate);
+  reg("IsInf", 10, MakeIsInf, nullptr, InferPredicate);
+  reg("Not", 1, MakeNot, nullptr, InferNot);
   r.Register({.op_type = "Clip", .min_opset = 6, .infer = InferClip, .kernels = CpuKernel(MakeClip),
-              .canonicalize = CanonicalizeClip});
+              .canonicalize = CanonicalizeClip, .grad = ew::GradClip});
 }
 
 }  // namespace oc

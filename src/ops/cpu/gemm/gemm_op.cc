@@ -5,6 +5,7 @@
 // and accumulated with beta = 1. A constant B is packed once and exported.
 #include <algorithm>
 
+#include "ops/cpu/gemm/grads.h"
 #include "ops/cpu/elementwise/activation.h"
 #include "ops/cpu/conv/conv_common.h"
 #include "ops/cpu/gemm/gemm_activation.h"
@@ -235,7 +236,7 @@ Expected<KernelPtr> MakeGemm(const KernelInit& init) {
 }  // namespace
 
 void RegisterGemmOps(OpRegistry& r) {
-  r.Register({.op_type = "Gemm", .infer = InferGemm, .kernels = CpuKernel(MakeGemm)});
+  r.Register({.op_type = "Gemm", .infer = InferGemm, .kernels = CpuKernel(MakeGemm), .grad = gemm::GradGemm});
   r.Register({.domain = kOpenCannDomain, .op_type = "FusedGemm", .min_opset = 1, .max_opset = 1,
               .infer = InferGemm, .kernels = CpuKernel(MakeGemm)});
 }

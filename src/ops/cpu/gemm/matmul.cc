@@ -5,6 +5,7 @@
 // is packed once per B batch matrix and exported.
 #include <algorithm>
 
+#include "ops/cpu/gemm/grads.h"
 #include "ops/cpu/elementwise/activation.h"
 #include "ops/cpu/gemm/gemm_activation.h"
 #include "ops/cpu/gemm/gemm_bf16.h"
@@ -293,7 +294,7 @@ Expected<KernelPtr> MakeMatMul(const KernelInit& init) {
 }  // namespace
 
 void RegisterMatMulOps(OpRegistry& r) {
-  r.Register({.op_type = "MatMul", .infer = InferMatMul, .kernels = CpuKernel(MakeMatMul)});
+  r.Register({.op_type = "MatMul", .infer = InferMatMul, .kernels = CpuKernel(MakeMatMul), .grad = gemm::GradMatMul});
   r.Register({.domain = kOpenCannDomain, .op_type = "FusedMatMul", .min_opset = 1, .max_opset = 1,
               .infer = InferMatMul, .kernels = CpuKernel(MakeMatMul)});
 }

@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/cpu/reduce/grads.h"
 #include "ops/cpu/elementwise/elementwise_common.h"
 #include "ops/cpu/common/wrap_arith.h"
 #include "ops/infer_util.h"
@@ -515,19 +516,20 @@ Expected<KernelPtr> MakeArg(const KernelInit& init) {
 }  // namespace
 
 void RegisterReduceOps(OpRegistry& r) {
-  auto reg = [&](const char* op, KernelFactory f) {
-    r.Register({.op_type = op, .min_opset = 1, .infer = InferReduce, .kernels = CpuKernel(f), .canonicalize = CanonicalizeReduce});
+  auto reg = [&](const char* op, KernelFactory f, GradFn grad = nullptr) {
+    r.Register({.op_type = op, .min_opset = 1, .infer = InferReduce, .kernels = CpuKernel(f), .canonicalize = CanonicalizeReduce,
+                .grad = grad});
   };
-  reg("ReduceSum", MakeReduce<SumP, kArith>);
-  reg("ReduceMean", MakeReduce<MeanP, kArith>);
-  reg("ReduceMax", MakeReduce<MaxP, kOrdered>);
-  reg("ReduceMin", MakeReduce<MinP, kOrdered>);
+  reg("ReduceSum", MakeReduce<SumP, kArith>, reduce::GradReduceSum);
+  reg("ReduceMean", MakeReduce<MeanP, kArith>, reduce::GradReduceMean);
+  reg("ReduceMax", MakeReduce<MaxP, kOrdered>, reduce::GradReduceMaxMin);
+  reg("ReduceMin", MakeReduce<MinP, kOrdered>, reduce::GradReduceMaxMin);
   reg("ReduceProd", MakeReduce<ProdP, kArith>);
   reg("ReduceL1", MakeReduce<L1P, kArith>);
-  reg("ReduceL2", MakeReduce<L2P, kArith>);  // integers: sqrt truncated, as the reference casts
+  reg("ReduceL2", MakeReduce<L2P, kArith>, reduce::GradReduceL2);  // integers: sqrt truncated, as the reference casts
   reg("ReduceLogSum", MakeReduce<LogSumP, kFloatOnly>);
-  reg("ReduceLogSumExp", MakeReduce<LogSumExpP, kFloatOnly>);
-  reg("ReduceSumSquare", MakeReduce<SumSquareP, kArith>);
+  reg("ReduceLogSumExp", MakeReduce<LogSumExpP, kFloatOnly>, reduce::GradReduceLogSumExp);
+  reg("ReduceSumSquare", MakeReduce<SumSquareP, kArith>, reduce::GradReduceSumSquare);
   r.Register({.op_type = "ArgMax", .min_opset = 1, .infer = InferArg, .kernels = CpuKernel(MakeArg<true>)});
   r.Register({.op_type = "ArgMin", .min_opset = 1, .infer = InferArg, .kernels = CpuKernel(MakeArg<false>)});
 }

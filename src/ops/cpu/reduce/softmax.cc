@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ops/cpu/reduce/grads.h"
 #include "ops/cpu/elementwise/elementwise_common.h"
 #include "ops/cpu/elementwise/elementwise_math.h"
 #include "ops/infer_util.h"
@@ -194,8 +195,10 @@ Expected<KernelPtr> MakeSoftmax(const KernelInit& init) {
 }  // namespace
 
 void RegisterSoftmaxOps(OpRegistry& r) {
-  r.Register({.op_type = "Softmax", .min_opset = 1, .infer = InferSoftmax, .kernels = CpuKernel(MakeSoftmax<false>)});
-  r.Register({.op_type = "LogSoftmax", .min_opset = 1, .infer = InferSoftmax, .kernels = CpuKernel(MakeSoftmax<true>)});
+  r.Register({.op_type = "Softmax", .min_opset = 1, .infer = InferSoftmax, .kernels = CpuKernel(MakeSoftmax<false>),
+              .grad = reduce::GradSoftmax});
+  r.Register({.op_type = "LogSoftmax", .min_opset = 1, .infer = InferSoftmax, .kernels = CpuKernel(MakeSoftmax<true>),
+              .grad = reduce::GradLogSoftmax});
 }
 
 }  // namespace oc

@@ -2,6 +2,7 @@
 // one contiguous block per (row, part), so every dtype is a memcpy.
 #include <algorithm>
 
+#include "ops/cpu/tensor/grads.h"
 #include "ops/cpu/common/tensor_util.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -204,9 +205,9 @@ Expected<KernelPtr> MakeSplit(const KernelInit& init) {
 
 void RegisterConcatOps(OpRegistry& r) {
   r.Register({.op_type = "Concat", .infer = InferConcat, .kernels = CpuKernel(MakeConcat),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradConcat});
   r.Register({.op_type = "Split", .infer = InferSplit, .kernels = CpuKernel(MakeSplit), .canonicalize = CanonicalizeSplit,
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradSplit});
 }
 
 }  // namespace oc

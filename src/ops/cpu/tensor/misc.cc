@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "ops/cpu/tensor/grads.h"
 #include "ops/cpu/common/cast_util.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -160,7 +161,7 @@ Expected<KernelPtr> MakeDropout(const KernelInit& init) {
 
 void RegisterMiscOps(OpRegistry& r) {
   r.Register({.op_type = "Identity", .infer = InferIdentity, .kernels = CpuKernel(MakeCopy),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradReshapeLike});
   r.Register({.op_type = "Dropout", .infer = InferIdentity, .kernels = CpuKernel(MakeDropout)});
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/cpu/tensor/grads.h"
 #include "ops/cpu/common/tensor_util.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -317,13 +318,13 @@ Expected<KernelPtr> MakeSize(const KernelInit& init) {
 
 void RegisterShapeOps(OpRegistry& r) {
   r.Register({.op_type = "Reshape", .infer = InferReshape, .kernels = CpuKernel(MakeView), .canonicalize = CanonicalizeReshape,
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradReshapeLike});
   r.Register({.op_type = "Flatten", .infer = InferFlatten, .kernels = CpuKernel(MakeView),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradReshapeLike});
   r.Register({.op_type = "Squeeze", .infer = InferSqueeze, .kernels = CpuKernel(MakeView), .canonicalize = CanonicalizeAxesAttr,
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradReshapeLike});
   r.Register({.op_type = "Unsqueeze", .infer = InferUnsqueeze, .kernels = CpuKernel(MakeView),
-              .canonicalize = CanonicalizeAxesAttr, .native_types = kAllDataTypes});
+              .canonicalize = CanonicalizeAxesAttr, .native_types = kAllDataTypes, .grad = tensor::GradReshapeLike});
   r.Register({.op_type = "Shape", .infer = InferShape, .kernels = CpuKernel(MakeShape),
               .native_types = kAllDataTypes});
   r.Register({.op_type = "Size", .infer = InferSize, .kernels = CpuKernel(MakeSize),

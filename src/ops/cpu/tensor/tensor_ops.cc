@@ -1,6 +1,7 @@
 // Expand and Tile (StridedCopy views with zero strides), Trilu, CumSum / CumProd and TopK.
 #include <algorithm>
 
+#include "ops/cpu/tensor/grads.h"
 #include "ops/cpu/common/tensor_util.h"
 #include "ops/cpu/common/wrap_arith.h"
 #include "ops/infer_util.h"
@@ -377,7 +378,7 @@ Expected<KernelPtr> MakeTopK(const KernelInit& init) {
 
 void RegisterTensorOps(OpRegistry& r) {
   r.Register({.op_type = "Expand", .infer = InferExpand, .kernels = CpuKernel(MakeExpand),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradExpand});
   r.Register({.op_type = "Tile", .min_opset = 6, .infer = InferTile, .kernels = CpuKernel(MakeTile),
               .native_types = kAllDataTypes});
   r.Register({.op_type = "Trilu", .infer = InferTrilu, .kernels = CpuKernel(MakeTrilu),

@@ -3,6 +3,7 @@
 // into a batched blocked 2-D transpose, and everything else into row copies.
 #include <numeric>
 
+#include "ops/cpu/tensor/grads.h"
 #include "ops/cpu/common/tensor_util.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -78,7 +79,7 @@ Expected<KernelPtr> MakeTranspose(const KernelInit& init) {
 
 void RegisterTransposeOps(OpRegistry& r) {
   r.Register({.op_type = "Transpose", .infer = InferTranspose, .kernels = CpuKernel(MakeTranspose),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradTranspose});
 }
 
 }  // namespace oc
