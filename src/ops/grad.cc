@@ -27,6 +27,13 @@ Attribute GradBuilder::Ints(std::vector<int64_t> v) {
   return a;
 }
 
+Attribute GradBuilder::String(std::string v) {
+  Attribute a;
+  a.kind = Attribute::Kind::kString;
+  a.s = std::move(v);
+  return a;
+}
+
 std::vector<Value*> GradBuilder::OpN(const std::string& op_type, std::vector<Value*> inputs, size_t n,
                                      std::map<std::string, Attribute> attrs) {
   std::vector<Value*> outs;

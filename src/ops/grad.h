@@ -51,6 +51,7 @@ class GradBuilder {
   static Attribute Int(int64_t v);
   static Attribute Float(float v);
   static Attribute Ints(std::vector<int64_t> v);
+  static Attribute String(std::string v);
 
   // The opset of the default domain the emitted nodes are written for.
   static constexpr int kOpset = 18;

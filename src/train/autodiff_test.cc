@@ -26,10 +26,20 @@ struct Input {
   std::vector<int64_t> shape;
   double lo = -2, hi = 2;
   bool away_from_zero = false;  // |x| >= 0.2 (kinks at 0: Relu, Abs, ...)
+  bool distinct = false;        // a shuffle of -n/2, -n/2 + 1, ...: maxima stay put under a step < 0.5
 };
 
 // Builds the forward computation on the graph's inputs; returns y.
 using Build = std::function<Value*(Graph&, const std::vector<Value*>&)>;
+
+// float64 by default; float32 for the ops whose kernels are float32 only
+// (Conv, ConvTranspose, the pools): those are linear, or piecewise linear
+// between kinks the inputs keep away from, so a large step stays exact.
+struct Check {
+  DataType dtype = DataType::kFloat64;
+  double eps = 1e-6, atol = 1e-6, rtol = 1e-5;
+};
+const Check kFloat32Linear{DataType::kFloat32, 0.25, 2e-3, 2e-3};
 
 Node* Add(Graph& g, const std::string& op, std::vector<Value*> in, size_t outs = 1, int opset = 18) {
   std::vector<Value*> o;
@@ -50,6 +60,14 @@ Value* Doubles(Graph& g, std::vector<int64_t> shape, std::vector<double> v) {
 std::vector<double> Random(size_t n, const Input& in, uint32_t seed) {
   std::vector<double> v(n);
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  if (in.distinct) {
+    for (size_t i = 0; i < n; ++i) v[i] = static_cast<double>(i) - static_cast<double>(n / 2);
+    for (size_t i = n; i > 1; --i) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      std::swap(v[i - 1], v[(s >> 33) % i]);
+    }
+    return v;
+  }
   for (double& x : v) {
     s = s * 6364136223846793005ull + 1442695040888963407ull;
     double u = static_cast<double>(s >> 11) / static_cast<double>(1ull << 53);
@@ -72,71 +90,91 @@ struct LossGraph {
   Value* loss = nullptr;
 };
 
-Expected<LossGraph> MakeLoss(const Build& build, const std::vector<Input>& ins) {
+// A constant of `dtype` from doubles.
+Value* Typed(Graph& g, std::vector<int64_t> shape, const std::vector<double>& v, DataType dtype) {
+  if (dtype == DataType::kFloat64) return Doubles(g, std::move(shape), v);
+  std::vector<float> f(v.begin(), v.end());
+  return testing::Const<float>(g, g.UniqueName("c"), std::move(shape), f);
+}
+
+Expected<LossGraph> MakeLoss(const Build& build, const std::vector<Input>& ins, DataType dtype) {
   LossGraph lg;
   lg.graph = std::make_shared<Graph>();
   Graph& g = *lg.graph;
   g.name = "f";
   g.opset_imports[""] = 20;
   for (size_t i = 0; i < ins.size(); ++i) {
-    lg.inputs.push_back(Tensor(g, "x" + std::to_string(i), ins[i].shape, DataType::kFloat64));
+    lg.inputs.push_back(Tensor(g, "x" + std::to_string(i), ins[i].shape, dtype));
     g.inputs.push_back(lg.inputs.back());
   }
   Value* y = build(g, lg.inputs);
   // y's shape, to size r.
   OC_RETURN_IF_ERROR(RunShapeInference(g, CompileOptions{}));
   if (!y->IsStatic()) return Internal("y has no static shape");
-  Value* r = Doubles(g, y->shape, Random(static_cast<size_t>(y->NumElements()), Input{{}, -1, 1}, 99));
+  Value* r = Typed(g, y->shape, Random(static_cast<size_t>(y->NumElements()), Input{{}, -1, 1}, 99), dtype);
   Node* sum = Add(g, "ReduceSum", {Op(g, "Mul", {y, r})});
   sum->SetInt("keepdims", 0);
   lg.loss = sum->outputs[0];
   return lg;
 }
 
-Expected<std::vector<std::vector<double>>> Run(std::shared_ptr<Graph> g, const std::vector<std::vector<double>>& in) {
+Expected<std::vector<std::vector<double>>> Run(std::shared_ptr<Graph> g, const std::vector<std::vector<double>>& in,
+                                               DataType dtype) {
   CompileOptions opts;
   opts.verify_each_pass = true;
   OC_RETURN_IF_ERROR(RunPipeline(*g, opts));
   OC_ASSIGN_OR_RETURN(std::shared_ptr<Executable> exe, Executable::Create(g));
   OC_ASSIGN_OR_RETURN(std::unique_ptr<ExecutionContext> ctx, exe->NewContext());
+  const bool f32 = dtype == DataType::kFloat32;
   std::vector<std::vector<double>> out(exe->num_outputs());
+  std::vector<std::vector<float>> in32, out32(out.size());
   std::vector<const void*> ip;
   std::vector<void*> op;
-  for (const auto& v : in) ip.push_back(v.data());
+  for (const auto& v : in) {
+    if (f32) {
+      in32.emplace_back(v.begin(), v.end());
+      ip.push_back(in32.back().data());
+    } else {
+      ip.push_back(v.data());
+    }
+  }
   for (size_t i = 0; i < out.size(); ++i) {
     out[i].resize(static_cast<size_t>(exe->output(i).NumElements()));
-    op.push_back(out[i].data());
+    out32[i].resize(out[i].size());
+    op.push_back(f32 ? static_cast<void*>(out32[i].data()) : out[i].data());
   }
   ThreadPool pool(1);
   OC_RETURN_IF_ERROR(exe->Run(*ctx, ip, op, pool));
+  if (f32)
+    for (size_t i = 0; i < out.size(); ++i) out[i].assign(out32[i].begin(), out32[i].end());
   return out;
 }
 
 // Gradients by AppendGradients against central differences, every element.
-void CheckGradients(const Build& build, const std::vector<Input>& ins) {
+void CheckGradients(const Build& build, const std::vector<Input>& ins, const Check& check = {}) {
   std::vector<std::vector<double>> x;
   for (size_t i = 0; i < ins.size(); ++i)
     x.push_back(Random(static_cast<size_t>(Count(ins[i].shape)), ins[i], static_cast<uint32_t>(i + 1)));
 
-  auto with_grads = MakeLoss(build, ins);
+  auto with_grads = MakeLoss(build, ins, check.dtype);
   ASSERT_TRUE(with_grads.ok()) << with_grads.status().ToString();
   LossGraph lg = std::move(with_grads).value();
   auto grads = AppendGradients(*lg.graph, lg.loss, lg.inputs);
   ASSERT_TRUE(grads.ok()) << grads.status().ToString();
   lg.graph->outputs = {lg.loss};
   for (Value* gv : *grads) lg.graph->outputs.push_back(gv);
-  auto got = Run(lg.graph, x);
+  auto got = Run(lg.graph, x, check.dtype);
   ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << lg.graph->Dump();
 
   auto loss_at = [&](const std::vector<std::vector<double>>& at) -> double {
-    auto f = MakeLoss(build, ins);
+    auto f = MakeLoss(build, ins, check.dtype);
     EXPECT_TRUE(f.ok());
     f->graph->outputs = {f->loss};
-    auto r = Run(f->graph, at);
+    auto r = Run(f->graph, at, check.dtype);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? (*r)[0][0] : NAN;
   };
-  const double eps = 1e-6;
+  const double eps = check.eps;
   for (size_t i = 0; i < x.size(); ++i) {
     ASSERT_EQ((*got)[i + 1].size(), x[i].size()) << "gradient " << i << " has the wrong size";
     for (size_t j = 0; j < x[i].size(); ++j) {
@@ -145,7 +183,7 @@ void CheckGradients(const Build& build, const std::vector<Input>& ins) {
       minus[i][j] -= eps;
       const double fd = (loss_at(plus) - loss_at(minus)) / (2 * eps);
       const double g = (*got)[i + 1][j];
-      EXPECT_NEAR(g, fd, 1e-6 + 1e-5 * std::fabs(fd)) << "d loss / d x" << i << "[" << j << "]";
+      EXPECT_NEAR(g, fd, check.atol + check.rtol * std::fabs(fd)) << "d loss / d x" << i << "[" << j << "]";
     }
   }
 }
@@ -306,6 +344,142 @@ TEST(Autodiff, SharedValuesAndAnMlp) {
         return Op(g, "Neg", {mean->outputs[0]});
       },
       {{{4, 5}}, {{5, 6}}, {{6}}, {{6, 3}}, {{3}}});
+}
+
+Build WithAttrs(const std::string& op, size_t inputs, std::function<void(Node*)> set, int opset = 18) {
+  return [=](Graph& g, const std::vector<Value*>& x) {
+    std::vector<Value*> in(x.begin(), x.begin() + static_cast<long>(inputs));
+    Node* n = Add(g, op, in, 1, opset);
+    set(n);
+    return n->outputs[0];
+  };
+}
+
+TEST(Autodiff, ConvEveryGeometry) {
+  struct Geo {
+    std::vector<int64_t> x, w;
+    std::vector<int64_t> strides, pads, dilations;
+    int64_t group;
+    std::string auto_pad;
+  };
+  const Geo geos[] = {
+      {{2, 3, 6, 5}, {4, 3, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, ""},
+      {{1, 2, 7, 7}, {3, 2, 3, 2}, {2, 2}, {1, 0, 0, 1}, {1, 1}, 1, ""},
+      {{1, 4, 6, 6}, {4, 2, 3, 3}, {1, 2}, {0, 0, 0, 0}, {2, 1}, 2, ""},
+      {{2, 3, 5, 5}, {3, 1, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 3, ""},  // depthwise
+      {{1, 2, 5, 6}, {2, 2, 2, 2}, {2, 2}, {}, {1, 1}, 1, "SAME_UPPER"},
+      {{2, 2, 9}, {3, 2, 3}, {2}, {1, 1}, {1}, 1, ""},  // 1-D
+  };
+  for (const Geo& geo : geos) {
+    SCOPED_TRACE(::testing::Message() << "x rank " << geo.x.size() << " group " << geo.group << " stride "
+                                      << geo.strides[0]);
+    auto set = [&](Node* n) {
+      n->SetInts("strides", geo.strides);
+      n->SetInts("dilations", geo.dilations);
+      n->SetInt("group", geo.group);
+      if (!geo.auto_pad.empty()) n->SetString("auto_pad", geo.auto_pad);
+      else n->SetInts("pads", geo.pads);
+    };
+    CheckGradients(WithAttrs("Conv", 3, set), {{geo.x}, {geo.w}, {{geo.w[0]}}}, kFloat32Linear);
+  }
+}
+
+TEST(Autodiff, Pools) {
+  auto pool = [](const char* op, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
+                 int include_pad = 0) {
+    return WithAttrs(op, 1, [=](Node* n) {
+      n->SetInts("kernel_shape", k);
+      n->SetInts("strides", s);
+      n->SetInts("pads", p);
+      if (include_pad) n->SetInt("count_include_pad", 1);
+    });
+  };
+  const Input distinct{{2, 3, 6, 5}, -2, 2, false, true};
+  CheckGradients(pool("MaxPool", {2, 2}, {2, 2}, {0, 0, 0, 1}), {distinct}, kFloat32Linear);
+  CheckGradients(pool("MaxPool", {3, 3}, {1, 1}, {1, 1, 1, 1}), {distinct}, kFloat32Linear);  // overlapping
+  CheckGradients(pool("AveragePool", {3, 2}, {2, 1}, {1, 0, 1, 1}), {{{2, 3, 6, 5}}}, kFloat32Linear);
+  CheckGradients(pool("AveragePool", {3, 3}, {2, 2}, {1, 1, 1, 1}, 1), {{{1, 2, 5, 5}}}, kFloat32Linear);
+  CheckGradients(Unary("GlobalAveragePool"), {{{2, 3, 4, 5}}}, kFloat32Linear);
+  CheckGradients(Unary("GlobalMaxPool"), {distinct}, kFloat32Linear);
+}
+
+TEST(Autodiff, Normalisations) {
+  // BatchNormalization with running statistics (every input) and with batch statistics.
+  CheckGradients(WithAttrs("BatchNormalization", 5, [](Node* n) { n->SetFloat("epsilon", 1e-3f); }),
+                 {{{2, 3, 4, 2}}, {{3}}, {{3}}, {{3}}, {{3}, 0.5, 2}});
+  CheckGradients(
+      [](Graph& g, const std::vector<Value*>& x) {
+        Value* mean = Doubles(g, {3}, {0.1, -0.2, 0.3});
+        Value* var = Doubles(g, {3}, {1.0, 0.5, 2.0});
+        Node* n = Add(g, "BatchNormalization", {x[0], x[1], x[2], mean, var}, 1, 15);
+        n->SetInt("training_mode", 1);
+        return n->outputs[0];
+      },
+      {{{4, 3, 2, 2}}, {{3}}, {{3}}});
+  CheckGradients(WithAttrs("LayerNormalization", 3, [](Node* n) { n->SetInt("axis", -1); }),
+                 {{{2, 3, 5}}, {{5}}, {{5}}});
+  CheckGradients(WithAttrs("LayerNormalization", 3, [](Node* n) { n->SetInt("axis", 1); }),
+                 {{{2, 3, 4}}, {{3, 4}}, {{4}}});
+}
+
+TEST(Autodiff, Losses) {
+  for (const char* reduction : {"mean", "sum", "none"})
+    for (bool weighted : {false, true})
+      for (bool ignore : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << reduction << (weighted ? " weighted" : "") << (ignore ? " ignore" : ""));
+        auto loss = [=](const char* op) {
+          return [=](Graph& g, const std::vector<Value*>& x) {
+            std::vector<int64_t> labels = {2, 0, 1, 2, 1, 0};  // [3, 2]
+            Value* t = testing::Const<int64_t>(g, "labels", {3, 2}, labels);
+            std::vector<Value*> in = {x[0], t};
+            if (weighted) in.push_back(Doubles(g, {4}, {0.5, 2.0, 1.0, 3.0}));
+            Node* n = Add(g, op, in, 1, 13);
+            n->SetString("reduction", reduction);
+            if (ignore) n->SetInt("ignore_index", 1);
+            return n->outputs[0];
+          };
+        };
+        CheckGradients(loss("SoftmaxCrossEntropyLoss"), {{{3, 4, 2}}});
+        CheckGradients(loss("NegativeLogLikelihoodLoss"), {{{3, 4, 2}}});
+      }
+  // Through the log-probabilities output as well.
+  CheckGradients(
+      [](Graph& g, const std::vector<Value*>& x) {
+        Value* t = testing::Const<int64_t>(g, "labels", {3}, std::vector<int64_t>{1, 0, 3});
+        Node* n = Add(g, "SoftmaxCrossEntropyLoss", {x[0], t}, 2, 13);
+        return Op(g, "Add", {Op(g, "ReduceSum", {n->outputs[1]}), n->outputs[0]});
+      },
+      {{{3, 4}}});
+}
+
+TEST(Autodiff, GatherSliceDropout) {
+  auto gather = [](int64_t axis, std::vector<int64_t> ishape, std::vector<int64_t> idx) {
+    return [=](Graph& g, const std::vector<Value*>& x) {
+      Value* i = testing::Const<int64_t>(g, "idx", ishape, idx);
+      Node* n = Add(g, "Gather", {x[0], i});
+      n->SetInt("axis", axis);
+      return n->outputs[0];
+    };
+  };
+  CheckGradients(gather(0, {2, 3}, {4, 0, 4, -1, 2, 0}), {{{5, 3}}});  // repeated and negative rows
+  CheckGradients(gather(1, {2}, {2, 0}), {{{2, 3, 4}}});
+  CheckGradients(gather(2, {3}, {1, 1, 3}), {{{2, 3, 4}}});
+  CheckGradients(
+      [](Graph& g, const std::vector<Value*>& x) {
+        return Op(g, "Slice", {x[0], Ints(g, {1, -3}), Ints(g, {3, 100}), Ints(g, {0, 2})});
+      },
+      {{{4, 2, 5}}});
+  CheckGradients(Unary("Dropout"), {{{3, 4}}});
+  CheckGradients(
+      [](Graph& g, const std::vector<Value*>& x) {
+        Value* ratio = Doubles(g, {}, {0.25});
+        std::vector<uint8_t> on = {1};
+        Value* mode = g.AddConstant("mode", DataType::kBool, {}, TensorData::Copy(on.data(), 1));
+        Node* n = Add(g, "Dropout", {x[0], ratio, mode}, 2);
+        n->SetInt("seed", 7);  // the same mask in every run
+        return n->outputs[0];
+      },
+      {{{3, 4}}});
 }
 
 TEST(Autodiff, RefusesWhatItCannotDifferentiate) {

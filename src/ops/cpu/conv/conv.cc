@@ -16,6 +16,7 @@
 
 #include "ops/cpu/elementwise/activation.h"
 #include "ops/cpu/conv/conv_common.h"
+#include "ops/cpu/conv/grads.h"
 #include "ops/cpu/conv/conv_winograd.h"
 #include "ops/cpu/gemm/gemm_bf16.h"
 #include "ops/cpu/gemm/gemm_kernel.h"
@@ -344,7 +345,7 @@ Expected<KernelPtr> MakeConv(const KernelInit& init) {
 }  // namespace
 
 void RegisterConvOps(OpRegistry& r) {
-  r.Register({.op_type = "Conv", .infer = InferConv, .kernels = CpuKernel(MakeConv)});
+  r.Register({.op_type = "Conv", .infer = InferConv, .kernels = CpuKernel(MakeConv), .grad = conv::GradConv});
   r.Register({.domain = kOpenCannDomain, .op_type = "FusedConv", .min_opset = 1, .max_opset = 1,
               .infer = InferConv, .kernels = CpuKernel(MakeConv)});
 }

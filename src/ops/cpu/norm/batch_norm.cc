@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/cpu/norm/grads.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -179,7 +180,8 @@ Expected<KernelPtr> MakeBatchNorm(const KernelInit& init) {
 }  // namespace
 
 void RegisterBatchNormOps(OpRegistry& r) {
-  r.Register({.op_type = "BatchNormalization", .infer = InferBatchNorm, .kernels = CpuKernel(MakeBatchNorm)});
+  r.Register({.op_type = "BatchNormalization", .infer = InferBatchNorm, .kernels = CpuKernel(MakeBatchNorm),
+              .grad = norm::GradBatchNorm});
 }
 
 }  // namespace oc

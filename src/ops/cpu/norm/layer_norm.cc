@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ops/cpu/norm/grads.h"
 #include "ops/cpu/elementwise/elementwise_common.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -188,7 +189,8 @@ Expected<KernelPtr> MakeLayerNorm(const KernelInit& init) {
 }  // namespace
 
 void RegisterLayerNormOps(OpRegistry& r) {
-  r.Register({.op_type = "LayerNormalization", .min_opset = 17, .infer = InferLayerNorm, .kernels = CpuKernel(MakeLayerNorm)});
+  r.Register({.op_type = "LayerNormalization", .min_opset = 17, .infer = InferLayerNorm, .kernels = CpuKernel(MakeLayerNorm),
+              .grad = norm::GradLayerNorm});
 }
 
 }  // namespace oc

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/cpu/pool/grads.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -382,8 +383,12 @@ Expected<KernelPtr> MakePool(const KernelInit& init) {
 }  // namespace
 
 void RegisterPoolOps(OpRegistry& r) {
-  for (const char* op : {"MaxPool", "AveragePool", "LpPool", "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"})
-    r.Register({.op_type = op, .infer = InferPool, .kernels = CpuKernel(MakePool)});
+  const std::pair<const char*, GradFn> ops[] = {
+      {"MaxPool", pool::GradMaxPool},       {"AveragePool", pool::GradAveragePool},
+      {"LpPool", nullptr},                  {"GlobalAveragePool", pool::GradGlobalAveragePool},
+      {"GlobalMaxPool", pool::GradGlobalMaxPool}, {"GlobalLpPool", nullptr}};
+  for (const auto& [op, grad] : ops)
+    r.Register({.op_type = op, .infer = InferPool, .kernels = CpuKernel(MakePool), .grad = grad});
 }
 
 }  // namespace oc

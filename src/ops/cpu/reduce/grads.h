@@ -16,3 +16,13 @@ Status GradSoftmax(GradBuilder& b, const GradArgs& a);
 Status GradLogSoftmax(GradBuilder& b, const GradArgs& a);
 
 }  // namespace oc::reduce
+
+namespace oc::reduce {
+
+// SoftmaxCrossEntropyLoss (through the loss and the log-probabilities output)
+// and NegativeLogLikelihoodLoss, with class weights, ignore_index and every
+// reduction; the targets carry no gradient.
+Status GradSoftmaxCrossEntropyLoss(GradBuilder& b, const GradArgs& a);
+Status GradNegativeLogLikelihoodLoss(GradBuilder& b, const GradArgs& a);
+
+}  // namespace oc::reduce

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <string>
 
+#include "ops/cpu/reduce/grads.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -176,8 +177,10 @@ Expected<KernelPtr> MakeLoss(const KernelInit& init) {
 }  // namespace
 
 void RegisterLossOps(OpRegistry& r) {
-  r.Register({.op_type = "NegativeLogLikelihoodLoss", .min_opset = 12, .infer = InferLoss, .kernels = CpuKernel(MakeLoss)});
-  r.Register({.op_type = "SoftmaxCrossEntropyLoss", .min_opset = 12, .infer = InferLoss, .kernels = CpuKernel(MakeLoss)});
+  r.Register({.op_type = "NegativeLogLikelihoodLoss", .min_opset = 12, .infer = InferLoss, .kernels = CpuKernel(MakeLoss),
+              .grad = reduce::GradNegativeLogLikelihoodLoss});
+  r.Register({.op_type = "SoftmaxCrossEntropyLoss", .min_opset = 12, .infer = InferLoss, .kernels = CpuKernel(MakeLoss),
+              .grad = reduce::GradSoftmaxCrossEntropyLoss});
 }
 
 }  // namespace oc

@@ -4,6 +4,7 @@
 // before anything is written.
 #include <algorithm>
 
+#include "ops/cpu/tensor/grads.h"
 #include "ops/cpu/common/tensor_util.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -459,7 +460,7 @@ Expected<KernelPtr> MakeScatterND(const KernelInit& init) {
 
 void RegisterGatherOps(OpRegistry& r) {
   r.Register({.op_type = "Gather", .infer = InferGather, .kernels = CpuKernel(MakeGather),
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradGather});
   r.Register({.op_type = "GatherElements", .infer = InferGatherElements, .kernels = CpuKernel(MakeGatherElements),
               .native_types = kAllDataTypes});
   r.Register({.op_type = "GatherND", .infer = InferGatherND, .kernels = CpuKernel(MakeGatherND),

@@ -162,7 +162,7 @@ Expected<KernelPtr> MakeDropout(const KernelInit& init) {
 void RegisterMiscOps(OpRegistry& r) {
   r.Register({.op_type = "Identity", .infer = InferIdentity, .kernels = CpuKernel(MakeCopy),
               .native_types = kAllDataTypes, .grad = tensor::GradReshapeLike});
-  r.Register({.op_type = "Dropout", .infer = InferIdentity, .kernels = CpuKernel(MakeDropout)});
+  r.Register({.op_type = "Dropout", .infer = InferIdentity, .kernels = CpuKernel(MakeDropout), .grad = tensor::GradDropout});
 }
 
 }  // namespace oc

@@ -3,6 +3,7 @@
 // negative steps walk backwards; the kernel is one StridedCopy.
 #include <algorithm>
 
+#include "ops/cpu/tensor/grads.h"
 #include "ops/cpu/common/tensor_util.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
@@ -158,7 +159,7 @@ Expected<KernelPtr> MakeSlice(const KernelInit& init) {
 
 void RegisterSliceOps(OpRegistry& r) {
   r.Register({.op_type = "Slice", .infer = InferSlice, .kernels = CpuKernel(MakeSlice), .canonicalize = CanonicalizeSlice,
-              .native_types = kAllDataTypes});
+              .native_types = kAllDataTypes, .grad = tensor::GradSlice});
 }
 
 }  // namespace oc

@@ -1,0 +1,107 @@
+// The gradient rule of Conv (see grads.h and ops/grad.h), in IR ops:
+//   dX = ConvTranspose(dY, W) with the forward's strides, pads, dilations and
+//        group, and the output padding that gives back X's extent;
+//   dW = per group, Conv(X^T, dY^T) with strides and dilations swapped
+//        (batch as the channel dim, dY as the kernel), cut to the kernel and
+//        transposed back;
+//   dB = dY summed over the batch and spatial dims.
+#include "ops/cpu/conv/grads.h"
+
+namespace oc::conv {
+
+Expected<std::vector<int64_t>> EffectivePads(const Node& n, const std::vector<int64_t>& in,
+                                             const std::vector<int64_t>& k) {
+  const size_t sp = in.size();
+  std::vector<int64_t> strides = n.GetInts("strides", std::vector<int64_t>(sp, 1));
+  std::vector<int64_t> dil = n.GetInts("dilations", std::vector<int64_t>(sp, 1));
+  const std::string autopad = n.GetString("auto_pad", "NOTSET");
+  std::vector<int64_t> pads(2 * sp, 0);
+  if (autopad == "NOTSET") {
+    pads = n.GetInts("pads", std::vector<int64_t>(2 * sp, 0));
+  } else if (autopad == "SAME_UPPER" || autopad == "SAME_LOWER") {
+    for (size_t i = 0; i < sp; ++i) {
+      const int64_t out = (in[i] + strides[i] - 1) / strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (k[i] - 1) * dil[i] + 1 - in[i]);
+      const int64_t small = total / 2, big = total - small;
+      pads[i] = autopad == "SAME_UPPER" ? small : big;
+      pads[i + sp] = autopad == "SAME_UPPER" ? big : small;
+    }
+  } else if (autopad != "VALID") {
+    return InvalidArgument(n.Describe(), ": auto_pad '", autopad, "'");
+  }
+  if (pads.size() != 2 * sp || strides.size() != sp || dil.size() != sp)
+    return InvalidArgument(n.Describe(), ": pads, strides or dilations do not match the spatial rank");
+  return pads;
+}
+
+namespace {
+
+std::vector<int64_t> SwapFirstTwo(size_t rank) {
+  std::vector<int64_t> perm(rank);
+  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[0], perm[1]);
+  return perm;
+}
+
+// Splits `v` into `g` equal parts along dim 1 (or returns it alone).
+std::vector<Value*> Groups(GradBuilder& b, Value* v, int64_t channels, int64_t g) {
+  if (g == 1) return {v};
+  return b.OpN("Split", {v, b.Int64s(std::vector<int64_t>(static_cast<size_t>(g), channels / g))},
+               static_cast<size_t>(g), {{"axis", GradBuilder::Int(1)}});
+}
+
+}  // namespace
+
+Status GradConv(GradBuilder& b, const GradArgs& a) {
+  const Node& n = a.node;
+  Value* x = n.input(0);
+  Value* w = n.input(1);
+  Value* y = n.output(0);
+  const size_t rank = x->shape.size();
+  if (rank < 3) return InvalidArgument(n.Describe(), ": Conv input of rank ", rank);
+  const size_t sp = rank - 2;
+  const std::vector<int64_t> in(x->shape.begin() + 2, x->shape.end());
+  const std::vector<int64_t> k(w->shape.begin() + 2, w->shape.end());
+  const std::vector<int64_t> out(y->shape.begin() + 2, y->shape.end());
+  const std::vector<int64_t> strides = n.GetInts("strides", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> dil = n.GetInts("dilations", std::vector<int64_t>(sp, 1));
+  const int64_t group = n.GetInt("group", 1);
+  OC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, EffectivePads(n, in, k));
+  Value* dy = a.dy[0];
+
+  if (a.needs[0]) {
+    std::vector<int64_t> out_pad(sp);
+    for (size_t i = 0; i < sp; ++i)
+      out_pad[i] = in[i] - (strides[i] * (out[i] - 1) + (k[i] - 1) * dil[i] + 1 - pads[i] - pads[i + sp]);
+    a.dx[0] = b.Op("ConvTranspose", {dy, w},
+                   {{"strides", GradBuilder::Ints(strides)}, {"dilations", GradBuilder::Ints(dil)},
+                    {"pads", GradBuilder::Ints(pads)}, {"group", GradBuilder::Int(group)},
+                    {"output_padding", GradBuilder::Ints(out_pad)}});
+  }
+  if (a.needs[1]) {
+    const std::vector<int64_t> perm = SwapFirstTwo(rank);
+    std::vector<Value*> xs = Groups(b, x, x->shape[1], group), ds = Groups(b, dy, y->shape[1], group);
+    std::vector<Value*> parts;
+    for (size_t j = 0; j < xs.size(); ++j) {
+      Value* xt = b.Op("Transpose", {xs[j]}, {{"perm", GradBuilder::Ints(perm)}});
+      Value* dt = b.Op("Transpose", {ds[j]}, {{"perm", GradBuilder::Ints(perm)}});
+      // [C/g, M/g, K'...] with K' >= K: the taps past the kernel are cut off.
+      Value* c = b.Op("Conv", {xt, dt},
+                      {{"strides", GradBuilder::Ints(dil)}, {"dilations", GradBuilder::Ints(strides)},
+                       {"pads", GradBuilder::Ints(pads)}});
+      std::vector<int64_t> starts(sp, 0), axes(sp);
+      for (size_t i = 0; i < sp; ++i) axes[i] = static_cast<int64_t>(i + 2);
+      c = b.Op("Slice", {c, b.Int64s(starts), b.Int64s(k), b.Int64s(axes)});
+      parts.push_back(b.Op("Transpose", {c}, {{"perm", GradBuilder::Ints(perm)}}));
+    }
+    a.dx[1] = parts.size() == 1 ? parts[0] : b.Op("Concat", parts, {{"axis", GradBuilder::Int(0)}});
+  }
+  if (n.inputs.size() > 2 && n.input(2) && a.needs[2]) {
+    std::vector<int64_t> axes = {0};
+    for (size_t i = 2; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+    a.dx[2] = b.Op("ReduceSum", {dy, b.Int64s(axes)}, {{"keepdims", GradBuilder::Int(0)}});
+  }
+  return Status::Ok();
+}
+
+}  // namespace oc::conv
