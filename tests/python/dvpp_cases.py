@@ -1,5 +1,6 @@
-"""DVPP media calls (include/acl/ops/acl_dvpp.h, docs/dvpp.md) through pyACL's
-acl.media, against independent references: libjpeg's own decoded YCbCr (via
+"""The DVPP tests (collected through test_dvpp.py): media calls
+(include/acl/ops/acl_dvpp.h, docs/dvpp.md) through pyACL's acl.media, in this
+process, against independent references: libjpeg's own decoded YCbCr (via
 PIL) for JPEG, PIL for PNG, OpenCV for VPC resizing, numpy for the documented
 colour matrix. Every size/alignment rule is provoked and its message checked;
 corrupt files are refused without crashing."""
