@@ -132,6 +132,40 @@ def test_jpeg_decode_of_each_subsampling_and_odd_sizes(dv, size, sub):
         out.destroy()
 
 
+@pytest.mark.parametrize("factor", ["440", "411"])
+def test_jpeg_decode_of_440_and_411_files_written_by_opencv(dv, factor):
+    w, h = 45, 37
+    ok, enc = cv2.imencode(".jpg", photo(h, w), [cv2.IMWRITE_JPEG_SAMPLING_FACTOR,
+                                                 getattr(cv2, f"IMWRITE_JPEG_SAMPLING_FACTOR_{factor}")])
+    data = enc.tobytes()
+    assert m.dvpp_jpeg_get_image_info_v2(data, len(data))[3] == {"440": 4, "411": 5}[factor]
+    out, r1, r2, msg = decode(dv, data, NV12)
+    assert r1 == 0 and r2 == 0, msg
+    ref = pil_ycbcr(data).astype(np.int64)
+    y, uv = out.yuv420()
+    np.testing.assert_array_equal(y, ref[..., 0])
+    uv = uv.astype(np.int64)
+    for k in range(2):
+        r = ref[..., 1 + k]
+        if factor == "411":
+            # libjpeg repeats 4:1:1 samples 4 times (no smoothing): the file's samples are every 4th
+            # column; the output is the mean of each vertical pair, each sample covering 2 columns.
+            native = r[:, ::4]
+            pad = np.concatenate([native, native[-1:]], axis=0)
+            pair = (pad[0::2] + pad[1::2] + 1) // 2
+            np.testing.assert_array_equal(uv[..., k], np.repeat(pair, 2, axis=1)[:, :uv.shape[1]])
+        else:
+            # 4:4:0: the mean of each horizontal pair; libjpeg's vertical triangle upsampling of the
+            # output is within 2 of the pairs' mean in PIL's chroma.
+            c = uv[..., k]
+            up, down = np.concatenate([c[:1], c[:-1]]), np.concatenate([c[1:], c[-1:]])
+            rows = np.empty((2 * c.shape[0], c.shape[1]), np.int64)
+            rows[0::2], rows[1::2] = (3 * c + up + 1) >> 2, (3 * c + down + 2) >> 2
+            padc = np.concatenate([r, r[:, -1:]], axis=1)
+            pair_mean = (padc[:, 0::2] + padc[:, 1::2]) / 2
+            assert np.abs(rows[:h] - pair_mean).max() <= 2
+
+
 def test_jpeg_decode_to_native_semi_planar_formats(dv):
     # 4:2:2 -> YUV422SP keeps the file's samples (libjpeg's upsampling of them is PIL's chroma);
     # 4:4:4 -> YUV444SP is PIL's chroma exactly; PIXEL_FORMAT_UNKNOWN picks these by itself.
