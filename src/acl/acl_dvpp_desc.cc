@@ -232,8 +232,18 @@ aclError acldvppMalloc(void** devPtr, size_t size) {
     if (size > (size_t{1} << 40)) return Fail(ACL_ERROR_BAD_ALLOC, StrCat("size ", size, " is too large"));
     // As CANN: the size rounded up to 32 bytes, plus 32.
     const size_t padded = (size + 31) / 32 * 32 + 32;
-    void* p = nullptr;
-    if (aclError e = aclrtMalloc(&p, padded, ACL_MEM_MALLOC_HUGE_FIRST)) return e;
+    int device = -1;
+    {
+      Runtime& r = RuntimeState();
+      std::lock_guard<std::mutex> lk(r.mu);
+      if (ContextObj* ctx = CurrentContextLocked(r)) device = ctx->device;
+    }
+    if (device < 0)
+      return Fail(ACL_ERROR_RT_CONTEXT_NULL,
+                  "this thread has no current context; call aclrtSetDevice or aclrtSetCurrentContext first");
+    auto mem = oc::rt::CpuDevice::Get(device).Allocate(padded);
+    if (!mem.ok()) return FailStatus(mem.status(), ACL_ERROR_BAD_ALLOC);
+    void* p = *mem;
     DvppBlocks& b = Blocks();
     std::lock_guard<std::mutex> lk(b.mu);
     b.blocks[reinterpret_cast<uintptr_t>(p)] = padded;

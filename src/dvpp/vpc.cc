@@ -1,5 +1,6 @@
 #include "dvpp/vpc.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -43,11 +44,12 @@ Status CheckVpcPicture(const char* which, const Picture& p, bool output) {
     return InvalidArgument(which, " is ", p.width, "x", p.height, "; a YUV420SP output needs even width and height");
   const FormatInfo& f = *Describe(p.format);
   const uint64_t row = uint64_t(p.width) * f.bytes_per_pixel;
-  if (p.width_stride % kVpcWidthStrideAlign != 0 || p.width_stride < row || p.width_stride > kVpcMaxWidthStride)
+  const uint64_t least = std::max<uint64_t>(row, kVpcMinWidthStride);
+  if (p.width_stride % kVpcWidthStrideAlign != 0 || p.width_stride < least || p.width_stride > kVpcMaxWidthStride)
     return InvalidArgument(which, " widthStride ", p.width_stride, " must be a multiple of ", kVpcWidthStrideAlign,
-                           ", at least ", row, " (width ", p.width,
+                           ", at least ", least, " (width ", p.width,
                            f.bytes_per_pixel > 1 ? StrCat(" * ", f.bytes_per_pixel, " bytes") : std::string(),
-                           ") and at most ", kVpcMaxWidthStride);
+                           ", and never below ", kVpcMinWidthStride, ") and at most ", kVpcMaxWidthStride);
   if (p.height_stride % kVpcHeightStrideAlign != 0 || p.height_stride < p.height || p.height_stride > kVpcMaxSide)
     return InvalidArgument(which, " heightStride ", p.height_stride, " must be even, at least the height ", p.height,
                            " and at most ", kVpcMaxSide);

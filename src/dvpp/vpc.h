@@ -11,7 +11,8 @@
 namespace oc::dvpp {
 
 inline constexpr uint32_t kVpcMinWidth = 10, kVpcMinHeight = 6, kVpcMaxSide = 4096;
-inline constexpr uint32_t kVpcWidthStrideAlign = 16, kVpcHeightStrideAlign = 2, kVpcMaxWidthStride = 4096 * 4;
+inline constexpr uint32_t kVpcWidthStrideAlign = 16, kVpcHeightStrideAlign = 2;
+inline constexpr uint32_t kVpcMinWidthStride = 32, kVpcMaxWidthStride = 4096 * 4;
 inline constexpr uint32_t kVpcPasteLeftAlign = 16;
 inline constexpr uint32_t kVpcMaxUpscale = 16, kVpcMaxDownscale = 32;
 

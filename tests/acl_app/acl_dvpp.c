@@ -140,9 +140,6 @@ int main(int argc, char** argv) {
   EXPECT_OK(aclrtResetDevice(0));
   EXPECT_OK(aclFinalize());
   free(file);
-  printf("%dx%d components %d subsampling %d: %d checks, %d failures\n", width, height, components, subsampling,
-         g_checks, g_failures);
-  if (g_failures) return 1;
-  printf("PASS\n");
-  return 0;
+  printf("%ux%u, %d components, subsampling %d\n", width, height, components, (int)subsampling);
+  return Summary("acl_dvpp");
 }

@@ -542,6 +542,7 @@ def rule_cases():
     return [
         ("in.width_stride=70", "inputDesc widthStride 70 must be a multiple of 16"),
         ("in.height_stride=49", "inputDesc heightStride 49 must be even"),
+        ("out.width=10;out.width_stride=16", "outputDesc widthStride 16 must be a multiple of 16, at least 32"),
         ("in.width=8", "inputDesc width 8 is outside [10, 4096]"),
         ("in.size=100", "inputDesc size 100 is smaller than the 4608 bytes"),
         ("out.width=31;out.width_stride=32", "a YUV420SP output needs even width and height"),

@@ -325,8 +325,8 @@ ACL_FUNC_VISIBILITY aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDe
 
 /* ---- VPC -------------------------------------------------------------------------
  * Pictures: YUV400, NV12, NV21, RGB888 and BGR888, 10..4096 pixels wide and
- * 6..4096 high; widthStride a multiple of 16 and at least width * bytes per
- * pixel; heightStride even and at least height; the buffer at least
+ * 6..4096 high; widthStride a multiple of 16, at least 32 and at least
+ * width * bytes per pixel; heightStride even and at least height; the buffer at least
  * widthStride * heightStride * (1.5 for NV12/NV21, 1 otherwise) bytes. The
  * output keeps the input's family (NV12 and NV21 may be exchanged, as may
  * RGB888 and BGR888); YUV420SP outputs have even width and height. Scaling
