@@ -1,18 +1,23 @@
 #include "dvpp/color.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace oc::dvpp {
 
 namespace {
 
-uint8_t Clamp8(float v) { return static_cast<uint8_t>(std::clamp(std::floor(v + 0.5f), 0.0f, 255.0f)); }
+// The matrix in 16-bit fixed point (each coefficient * 65536, rounded; each
+// row of the forward matrix sums to 65536 or 0 as the real one does).
+constexpr int32_t kOne = 1 << 16, kHalf = 1 << 15;
+constexpr int32_t kYr = 19595, kYg = 38470, kYb = 7471;
+constexpr int32_t kCbR = -11059, kCbG = -21709, kCbB = 32768;
+constexpr int32_t kCrR = 32768, kCrG = -27439, kCrB = -5329;
+constexpr int32_t kRv = 91881, kGu = -22554, kGv = -46802, kBu = 116130;
 
-float Luma(float r, float g, float b) { return 0.299f * r + 0.587f * g + 0.114f * b; }
-float Cb(float r, float g, float b) { return -0.168736f * r - 0.331264f * g + 0.5f * b + 128.0f; }
-float Cr(float r, float g, float b) { return 0.5f * r - 0.418688f * g - 0.081312f * b + 128.0f; }
+uint8_t Clamp8(int32_t fixed) {  // fixed: a value * 65536, rounded to the nearest integer
+  return static_cast<uint8_t>(std::clamp((fixed + kHalf) >> 16, 0, 255));
+}
 
 bool IsRgb(PixelFormat f) { return f == PixelFormat::kRgb888 || f == PixelFormat::kBgr888; }
 bool Is420(PixelFormat f) { return f == PixelFormat::kNv12 || f == PixelFormat::kNv21; }
@@ -37,12 +42,12 @@ void YuvToRgb(const Picture& in, const Picture& out) {
     const uint8_t* cs = chroma ? in.ChromaRow(y / 2) : nullptr;
     uint8_t* d = out.Row(y);
     for (uint32_t x = 0; x < in.width; ++x) {
-      const float yy = ys[x];
-      const float cb = chroma ? cs[(x / 2) * 2 + ui] - 128.0f : 0.0f;
-      const float cr = chroma ? cs[(x / 2) * 2 + 1 - ui] - 128.0f : 0.0f;
-      d[3 * x + ro] = Clamp8(yy + 1.402f * cr);
-      d[3 * x + 1] = Clamp8(yy - 0.344136f * cb - 0.714136f * cr);
-      d[3 * x + bo] = Clamp8(yy + 1.772f * cb);
+      const int32_t yy = int32_t{ys[x]} << 16;
+      const int32_t cb = chroma ? cs[(x / 2) * 2 + ui] - 128 : 0;
+      const int32_t cr = chroma ? cs[(x / 2) * 2 + 1 - ui] - 128 : 0;
+      d[3 * x + ro] = Clamp8(yy + kRv * cr);
+      d[3 * x + 1] = Clamp8(yy + kGu * cb + kGv * cr);
+      d[3 * x + bo] = Clamp8(yy + kBu * cb);
     }
   }
 }
@@ -53,24 +58,25 @@ void RgbToYuv(const Picture& in, const Picture& out) {
   for (uint32_t y = 0; y < in.height; ++y) {
     const uint8_t* s = in.Row(y);
     uint8_t* d = out.Row(y);
-    for (uint32_t x = 0; x < in.width; ++x) d[x] = Clamp8(Luma(s[3 * x + ro], s[3 * x + 1], s[3 * x + bo]));
+    for (uint32_t x = 0; x < in.width; ++x)
+      d[x] = Clamp8(kYr * s[3 * x + ro] + kYg * s[3 * x + 1] + kYb * s[3 * x + bo]);
   }
   if (!Is420(out.format)) return;
   const int ui = out.format == PixelFormat::kNv21 ? 1 : 0;
   for (uint32_t cy = 0; cy < (in.height + 1) / 2; ++cy) {
     uint8_t* d = out.ChromaRow(cy);
     for (uint32_t cx = 0; cx < (in.width + 1) / 2; ++cx) {
-      float su = 0, sv = 0;
-      int n = 0;
+      int32_t su = 0, sv = 0, n = 0;
       for (uint32_t y = 2 * cy; y < std::min(2 * cy + 2, in.height); ++y)
         for (uint32_t x = 2 * cx; x < std::min(2 * cx + 2, in.width); ++x) {
           const uint8_t* p = in.Row(y) + 3 * x;
-          su += Cb(p[ro], p[1], p[bo]);
-          sv += Cr(p[ro], p[1], p[bo]);
+          su += kCbR * p[ro] + kCbG * p[1] + kCbB * p[bo];
+          sv += kCrR * p[ro] + kCrG * p[1] + kCrB * p[bo];
           ++n;
         }
-      d[2 * cx + ui] = Clamp8(su / n);
-      d[2 * cx + 1 - ui] = Clamp8(sv / n);
+      // The mean plus 128, rounded: the sums plus n * (128.5 * 65536) are positive.
+      d[2 * cx + ui] = static_cast<uint8_t>(std::min((su + n * (128 * kOne + kHalf)) / (n * kOne), 255));
+      d[2 * cx + 1 - ui] = static_cast<uint8_t>(std::min((sv + n * (128 * kOne + kHalf)) / (n * kOne), 255));
     }
   }
 }

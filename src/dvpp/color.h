@@ -5,7 +5,8 @@
 //   Cr =  0.5 R - 0.418688 G - 0.081312 B + 128
 //   R = Y + 1.402 (Cr - 128), G = Y - 0.344136 (Cb - 128) - 0.714136 (Cr - 128),
 //   B = Y + 1.772 (Cb - 128)
-// rounded to nearest and clamped to 0..255. Going to 4:2:0, each chroma sample
+// in 16-bit fixed point, rounded to nearest and clamped to 0..255 (within 1 of
+// the real-valued result). Going to 4:2:0, each chroma sample
 // is the mean of the Cb/Cr of its (up to) 2x2 pixels; coming from 4:2:0, each
 // pixel takes the chroma sample of its 2x2 block.
 #pragma once

@@ -201,23 +201,37 @@ Status DecodeJpeg(std::span<const uint8_t> file, const DecodedGeometry& g, uint8
   }
   int hn = 1, vn = 1;
   NativeFactors(static_cast<JpegSubsampling>(ss), &hn, &vn);
+  // Each output sample is the mean of the native samples under its (at most
+  // 2x2) luma block: two columns a, b and two rows, the same one counted twice
+  // when a native sample covers both (so the weights stay per luma pixel).
+  struct Cols {
+    uint32_t a, b, n;
+  };
+  std::vector<Cols> cols(cw);
+  for (uint32_t cx = 0; cx < cw; ++cx) {
+    const uint32_t n = std::min<uint32_t>(th, g.width - cx * th);
+    cols[cx] = {cx * th / hn, (cx * th + n - 1) / hn, n};
+  }
   for (uint32_t cy = 0; cy < ch; ++cy) {
+    const uint32_t nr = std::min<uint32_t>(tv, g.height - cy * tv);
+    const size_t ra = size_t(cy * tv / vn), rb = size_t((cy * tv + nr - 1) / vn);
+    const uint8_t* u0 = ptrs[1] + ra * strides[1];
+    const uint8_t* u1 = ptrs[1] + rb * strides[1];
+    const uint8_t* v0 = ptrs[2] + ra * strides[2];
+    const uint8_t* v1 = ptrs[2] + rb * strides[2];
     uint8_t* row = pic.ChromaRow(cy);
-    const uint32_t y0 = cy * tv, y1 = std::min<uint32_t>(y0 + tv, g.height);
     for (uint32_t cx = 0; cx < cw; ++cx) {
-      const uint32_t x0 = cx * th, x1 = std::min<uint32_t>(x0 + th, g.width);
-      // Average of the native samples under this output sample's luma block.
-      uint32_t su = 0, sv = 0, count = 0;
-      for (uint32_t y = y0; y < y1; ++y) {
-        const size_t r1 = size_t(y / vn) * strides[1], r2 = size_t(y / vn) * strides[2];
-        for (uint32_t x = x0; x < x1; ++x) {
-          su += ptrs[1][r1 + x / hn];
-          sv += ptrs[2][r2 + x / hn];
-          ++count;
-        }
+      const Cols& c = cols[cx];
+      uint32_t su = u0[c.a], sv = v0[c.a];
+      if (c.n == 2) su += u0[c.b], sv += v0[c.b];
+      if (nr == 2) {
+        su += u1[c.a], sv += v1[c.a];
+        if (c.n == 2) su += u1[c.b], sv += v1[c.b];
       }
-      row[2 * cx + ui] = static_cast<uint8_t>((su + count / 2) / count);
-      row[2 * cx + 1 - ui] = static_cast<uint8_t>((sv + count / 2) / count);
+      const uint32_t sh = nr + c.n - 2;  // 1, 2 or 4 samples: a shift of 0, 1 or 2
+      const uint32_t half = (1u << sh) >> 1;
+      row[2 * cx + ui] = static_cast<uint8_t>((su + half) >> sh);
+      row[2 * cx + 1 - ui] = static_cast<uint8_t>((sv + half) >> sh);
     }
   }
   return Status::Ok();

@@ -255,6 +255,29 @@ def test_jpeg_decode_reads_the_file_in_stream_order(dv):
     np.testing.assert_array_equal(out.yuv420()[0], pil_ycbcr(data)[..., 0])
 
 
+def test_decode_resize_encode_queued_on_one_stream_run_in_order(dv):
+    # A pipeline as a CANN application queues it: copy in, decode, resize, encode, one
+    # synchronisation. The decoded geometry is set from the header, as the 310 samples do.
+    data = jpeg_bytes(photo(90, 120), subsampling=2)
+    w, h, _, _, ret = m.dvpp_jpeg_get_image_info_v2(data, len(data))
+    size, _ = m.dvpp_jpeg_predict_dec_size(data, len(data), NV12)
+    src, _ = m.dvpp_malloc(len(data))
+    assert acl.rt.memcpy_async(src, len(data), acl.util.bytes_to_ptr(data), len(data), 1, dv.stream) == 0
+    dec = Pic(NV12, w, h, align(w, 128), align(h, 16), size=size)
+    out = Pic(NV12, 64, 48, 64, 48)
+    cfg = m.dvpp_create_jpege_config()
+    bound, _ = m.dvpp_jpeg_predict_enc_size(out.desc, cfg)
+    jpg, _ = m.dvpp_malloc(bound)
+    n = np.array([bound], np.uint32)
+    assert m.dvpp_jpeg_decode_async(dv.ch, src, len(data), dec.desc, dv.stream) == 0
+    assert m.dvpp_vpc_resize_async(dv.ch, dec.desc, out.desc, 0, dv.stream) == 0
+    assert m.dvpp_jpeg_encode_async(dv.ch, out.desc, jpg, acl.util.numpy_to_ptr(n), cfg, dv.stream) == 0
+    assert sync(dv) == (0, "")
+    y = pil_ycbcr(data)[..., 0]
+    assert_close(out.yuv420()[0], cv2.resize(y, (64, 48), interpolation=cv2.INTER_LINEAR), 1)
+    assert Image.open(io.BytesIO(from_dev(jpg, int(n[0])).tobytes())).size == (64, 48)
+
+
 # ---- JPEG encode --------------------------------------------------------------------------
 
 def test_jpeg_encode_round_trips_through_pil(dv):
