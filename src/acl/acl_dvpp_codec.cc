@@ -40,16 +40,21 @@ bool PngOutputFormat(int f) {
   return f == PIXEL_FORMAT_UNKNOWN || f == PIXEL_FORMAT_RGB_888 || f == PIXEL_FORMAT_RGBA_8888;
 }
 
+// The format a decode is asked for: the output description's, or the
+// decoder's default when the application never set one.
+int Requested(const PicFields& f, int default_format) { return f.format_set ? f.format : default_format; }
+
 // Checks shared by the decode calls; the output description's buffer is DVPP memory.
 aclError CheckDecode(acldvppChannelDesc* channel, uint32_t mode, const char* mode_name, const void* data,
-                     uint32_t size, acldvppPicDesc* out, bool (*format_ok)(int), const char* allowed) {
+                     uint32_t size, acldvppPicDesc* out, int default_format, bool (*format_ok)(int),
+                     const char* allowed) {
   if (aclError e = RequireInit()) return e;
   if (aclError e = CheckChannel(channel, mode, mode_name)) return e;
   if (aclError e = CheckFile(data, size)) return e;
   if (aclError e = CheckDvppRange("data", data, size)) return e;
   if (aclError e = CheckPicDesc(out, "outputDesc")) return e;
   const PicFields& f = *out->f;
-  if (!format_ok(f.format))
+  if (!format_ok(Requested(f, default_format)))
     return Fail(ACL_ERROR_INVALID_PARAM,
                 StrCat("outputDesc format ", dv::FormatName(f.format), " is not a decoder output (allowed: ", allowed,
                        ")"));
@@ -73,6 +78,7 @@ oc::Status DecodeJob(const char* kind, std::span<const uint8_t> file, int reques
                                "; acldvpp", kind, "PredictDecSize gives the size)");
   if (oc::Status st = decode(file, *g, out, out_size); !st.ok()) return st;
   desc.format = static_cast<int>(g->format);
+  desc.format_set = true;
   desc.width = g->width;
   desc.height = g->height;
   desc.width_stride = g->width_stride;
@@ -120,11 +126,12 @@ aclError acldvppJpegDecodeAsync(acldvppChannelDesc* channelDesc, const void* dat
                                 acldvppPicDesc* outputDesc, aclrtStream stream) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = CheckDecode(channelDesc, DVPP_CHNMODE_JPEGD, "DVPP_CHNMODE_JPEGD", data, size, outputDesc,
-                                 JpegOutputFormat, "PIXEL_FORMAT_YUV_400, NV12/NV21, YUV422SP/YVU422SP, "
-                                                   "YUV444SP/YVU444SP or PIXEL_FORMAT_UNKNOWN"))
+                                 PIXEL_FORMAT_YUV_SEMIPLANAR_420, JpegOutputFormat,
+                                 "PIXEL_FORMAT_YUV_400, NV12/NV21, YUV422SP/YVU422SP, YUV444SP/YVU444SP or "
+                                 "PIXEL_FORMAT_UNKNOWN"))
       return e;
     std::shared_ptr<PicFields> out = outputDesc->f;
-    const int requested = out->format;
+    const int requested = Requested(*out, PIXEL_FORMAT_YUV_SEMIPLANAR_420);
     auto* dst = static_cast<uint8_t*>(out->data);
     const uint64_t dst_size = out->size;
     auto file = Bytes(data, size);
@@ -213,10 +220,11 @@ aclError acldvppPngDecodeAsync(acldvppChannelDesc* channelDesc, const void* data
                                acldvppPicDesc* outputDesc, aclrtStream stream) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = CheckDecode(channelDesc, DVPP_CHNMODE_PNGD, "DVPP_CHNMODE_PNGD", data, size, outputDesc,
-                                 PngOutputFormat, "PIXEL_FORMAT_RGB_888, PIXEL_FORMAT_RGBA_8888 or PIXEL_FORMAT_UNKNOWN"))
+                                 PIXEL_FORMAT_UNKNOWN, PngOutputFormat,
+                                 "PIXEL_FORMAT_RGB_888, PIXEL_FORMAT_RGBA_8888 or PIXEL_FORMAT_UNKNOWN"))
       return e;
     std::shared_ptr<PicFields> out = outputDesc->f;
-    const int requested = out->format;
+    const int requested = Requested(*out, PIXEL_FORMAT_UNKNOWN);
     auto* dst = static_cast<uint8_t*>(out->data);
     const uint64_t dst_size = out->size;
     auto file = Bytes(data, size);

@@ -348,7 +348,13 @@ aclError acldvppDestroyPicDesc(acldvppPicDesc* picDesc) {
 aclError acldvppSetPicDescData(acldvppPicDesc* d, void* v) { return SetPic(__func__, d, &PicFields::data, v); }
 aclError acldvppSetPicDescSize(acldvppPicDesc* d, uint32_t v) { return SetPic(__func__, d, &PicFields::size, v); }
 aclError acldvppSetPicDescFormat(acldvppPicDesc* d, acldvppPixelFormat v) {
-  return SetPic(__func__, d, &PicFields::format, EnumBits(v));
+  return Guard(__func__, [&]() -> aclError {
+    PicFields* f = Fields(d);
+    if (!f) return ACL_ERROR_INVALID_PARAM;
+    f->format = EnumBits(v);
+    f->format_set = true;
+    return ACL_SUCCESS;
+  });
 }
 aclError acldvppSetPicDescWidth(acldvppPicDesc* d, uint32_t v) { return SetPic(__func__, d, &PicFields::width, v); }
 aclError acldvppSetPicDescHeight(acldvppPicDesc* d, uint32_t v) { return SetPic(__func__, d, &PicFields::height, v); }

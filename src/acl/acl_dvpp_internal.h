@@ -21,6 +21,7 @@ struct PicFields {
   void* data = nullptr;
   uint32_t size = 0;
   int format = PIXEL_FORMAT_YUV_400;  // enum bits as the caller passed them
+  bool format_set = false;            // decoders use their default format until it is set
   uint32_t width = 0, height = 0, width_stride = 0, height_stride = 0;
   std::atomic<uint32_t> ret_code{0};
 };

@@ -193,6 +193,36 @@ def test_jpeg_decode_to_native_semi_planar_formats(dv):
         acl.get_recent_err_msg()
 
 
+def test_decoders_default_to_nv12_and_the_source_s_rgb_layout_when_no_format_is_set(dv):
+    data = jpeg_bytes(photo(40, 50), subsampling=0)
+    ptr, n = to_dev(data)
+    out = Pic(NV12, size=align(50, 128) * 48 * 3 // 2)
+    bare = m.dvpp_create_pic_desc()  # format never set: reads PIXEL_FORMAT_YUV_400 but decodes to NV12
+    assert m.dvpp_get_pic_desc_format(bare) == YUV400
+    m.dvpp_set_pic_desc_data(bare, out.ptr)
+    m.dvpp_set_pic_desc_size(bare, out.size)
+    assert m.dvpp_jpeg_decode_async(dv.ch, ptr, n, bare, dv.stream) == 0
+    assert sync(dv) == (0, "")
+    assert m.dvpp_get_pic_desc_format(bare) == NV12 and m.dvpp_get_pic_desc_width(bare) == 50
+    png = io.BytesIO()
+    Image.fromarray(np.dstack([photo(40, 50), np.full((40, 50), 9, np.uint8)])).save(png, "PNG")
+    pdata = png.getvalue()
+    pptr, pn = to_dev(pdata)
+    bare2 = m.dvpp_create_pic_desc()
+    buf, _ = m.dvpp_malloc(align(50 * 4, 128) * 48)
+    m.dvpp_set_pic_desc_data(bare2, buf)
+    m.dvpp_set_pic_desc_size(bare2, align(50 * 4, 128) * 48)
+    assert m.dvpp_png_decode_async(dv.ch, pptr, pn, bare2, dv.stream) == 0
+    assert sync(dv) == (0, "")
+    assert m.dvpp_get_pic_desc_format(bare2) == RGBA
+    # Set explicitly, YUV400 means Y only.
+    gray = Pic(YUV400, size=align(50, 128) * 48)
+    assert m.dvpp_jpeg_decode_async(dv.ch, ptr, n, gray.desc, dv.stream) == 0
+    assert sync(dv) == (0, "")
+    w, h, ws, hs = gray.geometry()
+    np.testing.assert_array_equal(gray.raw().reshape(hs, ws)[:h, :w], pil_ycbcr(data)[..., 0])
+
+
 def test_jpeg_image_info(dv):
     for sub, css in ((0, 0), (1, 1), (2, 2)):
         data = jpeg_bytes(photo(50, 70), subsampling=sub)

@@ -286,7 +286,8 @@ ACL_FUNC_VISIBILITY aclError acldvppJpegPredictEncSize(const acldvppPicDesc *inp
  * any subsampling (4:0:0 gets chroma 0x80), YUV422SP/YVU422SP from 4:2:2,
  * YUV444SP/YVU444SP from 4:4:4, YUV400 (Y only) from any, or
  * PIXEL_FORMAT_UNKNOWN for the source's own (4:4:4 -> YUV444SP, 4:2:2 ->
- * YUV422SP, others -> NV12). Baseline and extended sequential Huffman files
+ * YUV422SP, others -> NV12); a description whose format was never set
+ * decodes to NV12. Baseline and extended sequential Huffman files
  * of 8-bit precision, 32..8192 pixels a side. The call checks the
  * descriptions; the file itself is read when the job runs, and a file the
  * decoder refuses (corrupt, truncated, or of a kind not supported: the
@@ -317,7 +318,8 @@ ACL_FUNC_VISIBILITY aclError acldvppPngGetImageInfo(const void *data, uint32_t d
 ACL_FUNC_VISIBILITY aclError acldvppPngPredictDecSize(const void *data, uint32_t dataSize,
                                                       acldvppPixelFormat outputPixelFormat, uint32_t *decSize);
 /* Queues the decode of the PNG file at `data` (DVPP memory) to RGB888 or
- * RGBA8888 (or PIXEL_FORMAT_UNKNOWN, as acldvppPngPredictDecSize). 16-bit
+ * RGBA8888 (or PIXEL_FORMAT_UNKNOWN, as acldvppPngPredictDecSize, which is
+ * also what a description whose format was never set gets). 16-bit
  * samples keep their high byte; RGB888 drops alpha. 32..4096 pixels a side.
  * Errors as acldvppJpegDecodeAsync. */
 ACL_FUNC_VISIBILITY aclError acldvppPngDecodeAsync(acldvppChannelDesc *channelDesc, const void *data, uint32_t size,
