@@ -5,10 +5,12 @@ set -euo pipefail
 
 APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffers-compiler
           libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip
-          nlohmann-json3-dev chromium libgloo-dev iproute2 libopenmpi-dev openmpi-bin ccache)  # nlohmann-json3-dev: atc --fusion_switch_file, HCCL rank tables; chromium: tests/python/test_msprof.py renders the profiling report headless; libgloo-dev: libhccl's transport; iproute2: the multi-host HCCL tests (network namespaces); OpenMPI: hccl_test runs under mpirun; ccache: rebuilds in a fresh clone (CI builds four trees) come from the cache
+          nlohmann-json3-dev chromium libgloo-dev iproute2 libopenmpi-dev openmpi-bin ccache
+          libturbojpeg0-dev libspng-dev)  # libturbojpeg0-dev, libspng-dev: the DVPP JPEG and PNG codecs (docs/dvpp.md); nlohmann-json3-dev: atc --fusion_switch_file, HCCL rank tables; chromium: tests/python/test_msprof.py renders the profiling report headless; libgloo-dev: libhccl's transport; iproute2: the multi-host HCCL tests (network namespaces); OpenMPI: hccl_test runs under mpirun; ccache: rebuilds in a fresh clone (CI builds four trees) come from the cache
 # magika: a 3 MB ONNX model with trained weights inside its wheel (16 MB; needs only
 # click + onnxruntime), the real-weights check of tests/python/test_real_models.py
-PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes)
+# opencv-python-headless: the independent resize reference of tests/python/test_dvpp.py
+PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless)
 
 # `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
 # make test never needs it.
@@ -24,7 +26,7 @@ if [ "${1:-}" = "--arm64" ]; then
     $SUDO dpkg --add-architecture arm64
   fi
   APT_PKGS=(g++-aarch64-linux-gnu qemu-user libprotobuf-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
-            libflatbuffers-dev:arm64)
+            libflatbuffers-dev:arm64 libturbojpeg0-dev:arm64 libspng-dev:arm64)
 fi
 
 missing=()
@@ -57,6 +59,7 @@ for p in "${PY_PKGS[@]}"; do
   mod=$p
   [ "$p" = scikit-learn ] && mod=sklearn
   [ "$p" = pillow ] && mod=PIL
+  [ "$p" = opencv-python-headless ] && mod=cv2
   python3 -c "import $mod" 2>/dev/null || py_missing+=("$p")
 done
 if [ ${#py_missing[@]} -gt 0 ]; then

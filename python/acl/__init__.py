@@ -1,7 +1,7 @@
 """`acl`: the pyACL Python API (AscendCL for Python) over OpenCANN's libascendcl.so.
 
 A pyACL application imports `acl` and calls `acl.init()`, `acl.rt.*`,
-`acl.mdl.*` and `acl.util.*` as it would on an Ascend host; here the calls go
+`acl.mdl.*`, `acl.media.*` and `acl.util.*` as it would on an Ascend host; here the calls go
 through ctypes to the C library, so the model runs on the CPU. Conventions
 follow pyACL: handles and pointers are Python ints (0 for NULL); a call that
 produces something returns `(value, ret)`, one that only acts returns `ret`
@@ -13,7 +13,7 @@ import ctypes as _ct
 from . import _lib
 from ._lib import lib as _c, ptr as _ptr, text as _text, cstr as _cstr
 
-__all__ = ["rt", "mdl", "op", "prof", "util"]
+__all__ = ["rt", "mdl", "op", "prof", "util", "media"]
 
 
 def init(config_path=None):
@@ -130,10 +130,10 @@ def float_to_float16(value):
     return _c.aclFloatToFloat16(value)
 
 
-from . import mdl, op, prof, rt, util  # noqa: E402  (they import the helpers above)
+from . import media, mdl, op, prof, rt, util  # noqa: E402  (they import the helpers above)
 
 
 def __getattr__(name):
-    # pyACL parts this module does not have (acl.media, ...):
+    # pyACL parts this module does not have (acl.vdec, acl.venc, ...):
     # a clear error, not a bare AttributeError.
     raise AttributeError(f"acl.{name} is not supported by OpenCANN's acl module (docs/python.md lists what is)")

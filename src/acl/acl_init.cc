@@ -285,6 +285,7 @@ aclError aclFinalize(void) {
     }
     oc::rt::MemStats mem = r.memory.Stats();
     size_t leaked = mem.live_blocks;
+    ForgetDvppMemory();
     r.memory.FreeAll();
     oc::trace::FlushEnvSession();  // msprof: this process's data, written before the program exits
     Log(kLogInfo, oc::StrCat("aclFinalize: all resources released; memory pool: ", mem.pool.allocations,

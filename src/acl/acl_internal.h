@@ -177,6 +177,12 @@ StreamObj* NewStreamLocked(Runtime& r, ContextObj* ctx, bool is_default);
 // Removes and returns the streams of `ctx` (all streams when ctx is null). Needs mu.
 std::vector<std::shared_ptr<StreamObj>> DetachStreamsLocked(Runtime& r, ContextObj* ctx);
 
+// DVPP memory (acl_dvpp_desc.cc): true when p is the start of a live
+// acldvppMalloc block (aclrtFree refuses it); aclFinalize, which frees all
+// device memory, forgets them.
+bool IsDvppBlock(const void* p);
+void ForgetDvppMemory();
+
 // Models (acl_model.cc).
 void UnloadAllModels();
 // Waits for every stream; returns the first error (used before thread changes).

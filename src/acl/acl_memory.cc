@@ -101,6 +101,9 @@ aclError aclrtFree(void* devPtr) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
     if (!devPtr) return NullArg("devPtr");
+    if (IsDvppBlock(devPtr))
+      return Fail(ACL_ERROR_INVALID_PARAM,
+                  StrCat("devPtr ", PtrString(devPtr), " was allocated by acldvppMalloc; free it with acldvppFree"));
     oc::Status st = RuntimeState().memory.Free(devPtr, oc::rt::MemKind::kDevice);
     if (!st.ok()) return Fail(ACL_ERROR_INVALID_PARAM, StrCat("devPtr ", st.message()));
     return ACL_SUCCESS;

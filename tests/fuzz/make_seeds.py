@@ -124,7 +124,37 @@ def write_om(dest):
                 dst.write(src.read())
 
 
+def write_dvpp(dest):
+    """JPEG and PNG files for src/dvpp/dvpp_fuzz.cc, each behind its selector
+    byte (bit 7: PNG; the rest picks the output format)."""
+    from PIL import Image
+    os.makedirs(dest, exist_ok=True)
+    rng = np.random.default_rng(5)
+    yy, xx = np.mgrid[0:40, 0:48]
+    img = np.clip(np.stack([xx * 5, yy * 6, 128 + 0 * xx], -1) + rng.normal(0, 20, (40, 48, 3)), 0, 255)
+    img = img.astype(np.uint8)
+    files = {}
+    for sel, sub in ((0, 0), (1, 1), (3, 2), (5, 2)):
+        b = io.BytesIO()
+        Image.fromarray(img).save(b, "JPEG", quality=75, subsampling=sub, optimize=sub == 2)
+        files[f"jpeg_{sub}_{sel}"] = bytes([sel]) + b.getvalue()
+    b = io.BytesIO()
+    Image.fromarray(img[..., 0]).save(b, "JPEG", quality=75)
+    files["jpeg_gray"] = bytes([2]) + b.getvalue()
+    b = io.BytesIO()
+    Image.fromarray(img).save(b, "JPEG", quality=75, progressive=True)
+    files["jpeg_progressive"] = bytes([0]) + b.getvalue()
+    for sel, mode in ((0x80, "RGB"), (0x81, "RGBA"), (0x82, "L"), (0x80, "LA"), (0x81, "P")):
+        b = io.BytesIO()
+        Image.fromarray(img).convert(mode).save(b, "PNG")
+        files[f"png_{mode}"] = bytes([sel]) + b.getvalue()
+    for name, data in files.items():
+        with open(os.path.join(dest, name), "wb") as fh:
+            fh.write(data)
+
+
 if __name__ == "__main__":
     write_onnx(os.path.join(HERE, "onnx_parser"))
     write_npy(os.path.join(HERE, "npy"))
     write_om(os.path.join(HERE, "om"))
+    write_dvpp(os.path.join(HERE, "dvpp"))

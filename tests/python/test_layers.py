@@ -27,6 +27,7 @@ LAYERS = {
     "src/om": "om",
     "src/parser": "parser",
     "src/runtime": "runtime",
+    "src/dvpp": "dvpp",
     "src/acl": "acl",
     "src/hccl": "hccl",
     "src/train": "train",
@@ -44,14 +45,17 @@ ALLOWED = {
     "om": {"base", "graph", "ops", "device", "executor", "passes"},
     "parser": {"base", "graph", "ops"},
     "runtime": {"base", "graph", "ops", "device", "executor", "passes", "om"},
-    "acl": {"base", "graph", "ops", "device", "executor", "passes", "om", "runtime"},
+    # The media engine (DVPP): pixel work over Status, below the API.
+    "dvpp": {"base"},
+    "acl": {"base", "graph", "ops", "device", "executor", "passes", "om", "runtime", "dvpp"},
     # libhccl.so: its own library over libascendcl.so's public API and hooks
     # (src/acl/acl_hooks.h); from the core only Status and the half-float casts.
     "hccl": {"base", "ops"},
     # Training: graph transforms (autodiff) over the IR, the ops' gradient
     # rules and the passes.
     "train": {"base", "graph", "ops", "device", "executor", "passes"},
-    "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "acl", "hccl", "train"},
+    "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "dvpp", "acl",
+              "hccl", "train"},
 }
 
 # Headers any layer may include: each includes only the C++ library (checked below).

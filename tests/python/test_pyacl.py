@@ -249,7 +249,8 @@ def test_pyacl_parts_not_implemented_say_so():
     r = run_snippet("""
         import json, acl
         msgs = []
-        for get in (lambda: acl.prof.set_device_list, lambda: acl.mdl.set_aipp_by_input_index, lambda: acl.media):
+        for get in (lambda: acl.prof.set_device_list, lambda: acl.mdl.set_aipp_by_input_index,
+                    lambda: acl.media.vdec_create_channel):
             try:
                 get()
                 msgs.append(None)
