@@ -102,7 +102,7 @@ Expected<LossGraph> MakeLoss(const Build& build, const std::vector<Input>& ins, 
   lg.graph = std::make_shared<Graph>();
   Graph& g = *lg.graph;
   g.name = "f";
-  g.opset_imports[""] = 20;
+  g.opset_imports[""] = 23;
   for (size_t i = 0; i < ins.size(); ++i) {
     lg.inputs.push_back(Tensor(g, "x" + std::to_string(i), ins[i].shape, dtype));
     g.inputs.push_back(lg.inputs.back());
@@ -384,6 +384,30 @@ TEST(Autodiff, ConvEveryGeometry) {
   }
 }
 
+TEST(Autodiff, ConvTranspose) {
+  struct Geo {
+    std::vector<int64_t> x, w, strides, pads, dilations, output_padding;
+    int64_t group;
+  };
+  const Geo geos[] = {
+      {{2, 3, 4, 3}, {3, 2, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, {0, 0}, 1},
+      {{1, 2, 3, 4}, {2, 3, 3, 2}, {2, 2}, {1, 0, 0, 1}, {1, 1}, {1, 0}, 1},
+      {{1, 4, 3, 3}, {4, 1, 3, 3}, {2, 1}, {0, 0, 0, 0}, {1, 2}, {0, 0}, 2},
+      {{2, 2, 5}, {2, 3, 3}, {2}, {1, 1}, {1}, {1}, 1},
+  };
+  for (const Geo& geo : geos) {
+    SCOPED_TRACE(::testing::Message() << "x rank " << geo.x.size() << " group " << geo.group);
+    auto set = [&](Node* n) {
+      n->SetInts("strides", geo.strides);
+      n->SetInts("dilations", geo.dilations);
+      n->SetInts("pads", geo.pads);
+      n->SetInts("output_padding", geo.output_padding);
+      n->SetInt("group", geo.group);
+    };
+    CheckGradients(WithAttrs("ConvTranspose", 3, set), {{geo.x}, {geo.w}, {{geo.w[1] * geo.group}}}, kFloat32Linear);
+  }
+}
+
 TEST(Autodiff, Pools) {
   auto pool = [](const char* op, std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p,
                  int include_pad = 0) {
@@ -420,6 +444,10 @@ TEST(Autodiff, Normalisations) {
                  {{{2, 3, 5}}, {{5}}, {{5}}});
   CheckGradients(WithAttrs("LayerNormalization", 3, [](Node* n) { n->SetInt("axis", 1); }),
                  {{{2, 3, 4}}, {{3, 4}}, {{4}}});
+  CheckGradients(WithAttrs("RMSNormalization", 2, [](Node* n) { n->SetInt("axis", -1); }, 23),
+                 {{{2, 3, 5}}, {{5}}});
+  CheckGradients(WithAttrs("RMSNormalization", 2, [](Node* n) { n->SetInt("axis", 1); }, 23),
+                 {{{2, 3, 4}}, {{3, 4}}});
 }
 
 TEST(Autodiff, Losses) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "ops/cpu/conv/grads.h"
 #include "ops/cpu/conv/conv_common.h"
 #include "ops/cpu/gemm/gemm_kernel.h"
 #include "ops/infer_util.h"
@@ -146,7 +147,8 @@ Expected<KernelPtr> MakeConvTranspose(const KernelInit& init) {
 }  // namespace
 
 void RegisterConvTransposeOps(OpRegistry& r) {
-  r.Register({.op_type = "ConvTranspose", .infer = InferConvTranspose, .kernels = CpuKernel(MakeConvTranspose)});
+  r.Register({.op_type = "ConvTranspose", .infer = InferConvTranspose, .kernels = CpuKernel(MakeConvTranspose),
+              .grad = conv::GradConvTranspose});
 }
 
 }  // namespace oc

@@ -8,6 +8,7 @@
 namespace oc::conv {
 
 Status GradConv(GradBuilder& b, const GradArgs& a);
+Status GradConvTranspose(GradBuilder& b, const GradArgs& a);
 
 // The begin and end pads of a Conv/pool node over its spatial dims (from
 // `pads` or `auto_pad`), for static input dims `in` and kernel dims `k`.

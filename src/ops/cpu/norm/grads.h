@@ -9,5 +9,6 @@ namespace oc::norm {
 // opset 14 with training_mode=1, the batch-statistics form.
 Status GradBatchNorm(GradBuilder& b, const GradArgs& a);
 Status GradLayerNorm(GradBuilder& b, const GradArgs& a);
+Status GradRmsNorm(GradBuilder& b, const GradArgs& a);
 
 }  // namespace oc::norm

@@ -97,4 +97,30 @@ Status GradLayerNorm(GradBuilder& b, const GradArgs& a) {
   return Status::Ok();
 }
 
+// y = x r scale, r = 1 / sqrt(mean(x^2) + eps): with x^ = x r and g = dY scale,
+// dX = r (g - x^ mean(g x^)).
+Status GradRmsNorm(GradBuilder& b, const GradArgs& a) {
+  const Node& n = a.node;
+  Value* x = n.input(0);
+  Value* scale = n.input(1);
+  const int64_t rank = static_cast<int64_t>(x->shape.size());
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return InvalidArgument(n.Describe(), ": axis out of range");
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < rank; ++i) axes.push_back(i);
+  Value* ax = b.Int64s(axes);
+  Value* dy = a.dy[0];
+  Value* ms = b.Op("ReduceMean", {b.Op("Mul", {x, x}), ax}, Keep());
+  Value* r = b.Op("Reciprocal", {b.Op("Sqrt", {b.Op("Add", {ms, b.Scalar(n.GetFloat("epsilon", 1e-5f), x->dtype)})})});
+  Value* xhat = b.Op("Mul", {x, r});
+  if (a.needs[0]) {
+    Value* g = b.Op("Mul", {dy, scale});
+    Value* m = b.Op("ReduceMean", {b.Op("Mul", {g, xhat}), ax}, Keep());
+    a.dx[0] = b.Op("Mul", {r, b.Op("Sub", {g, b.Op("Mul", {xhat, m})})});
+  }
+  if (a.needs[1]) a.dx[1] = b.SumTo(b.Op("Mul", {dy, xhat}), x->shape, scale->shape);
+  return Status::Ok();
+}
+
 }  // namespace oc::norm

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/cpu/elementwise/elementwise_common.h"
+#include "ops/cpu/norm/grads.h"
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 
@@ -123,7 +124,8 @@ Expected<KernelPtr> MakeRmsNorm(const KernelInit& init) {
 }  // namespace
 
 void RegisterRmsNormOps(OpRegistry& r) {
-  r.Register({.op_type = "RMSNormalization", .min_opset = 23, .infer = InferRmsNorm, .kernels = CpuKernel(MakeRmsNorm)});
+  r.Register({.op_type = "RMSNormalization", .min_opset = 23, .infer = InferRmsNorm, .kernels = CpuKernel(MakeRmsNorm),
+              .grad = norm::GradRmsNorm});
 }
 
 }  // namespace oc
