@@ -23,6 +23,17 @@ Stats Normalise(GradBuilder& b, Value* x, Value* axes, float eps) {
   return {r, b.Op("Mul", {xc, r})};
 }
 
+// The normalised dims of a LayerNorm / RMSNorm node: [axis, rank), as a constant.
+Expected<Value*> TrailingAxes(GradBuilder& b, const Node& n, size_t rank_u) {
+  const int64_t rank = static_cast<int64_t>(rank_u);
+  int64_t axis = n.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return InvalidArgument(n.Describe(), ": axis out of range");
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < rank; ++i) axes.push_back(i);
+  return b.Int64s(axes);
+}
+
 Value* CenteredInput(GradBuilder& b, Value* g, Value* xhat, Value* r, Value* axes) {
   Value* mg = b.Op("ReduceMean", {g, axes}, Keep());
   Value* mgx = b.Op("ReduceMean", {b.Op("Mul", {g, xhat}), axes}, Keep());
@@ -81,13 +92,7 @@ Status GradLayerNorm(GradBuilder& b, const GradArgs& a) {
   Value* x = n.input(0);
   Value* scale = n.input(1);
   Value* bias = n.input(2);
-  const int64_t rank = static_cast<int64_t>(x->shape.size());
-  int64_t axis = n.GetInt("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return InvalidArgument(n.Describe(), ": axis out of range");
-  std::vector<int64_t> axes;
-  for (int64_t i = axis; i < rank; ++i) axes.push_back(i);
-  Value* ax = b.Int64s(axes);
+  OC_ASSIGN_OR_RETURN(Value* ax, TrailingAxes(b, n, x->shape.size()));
   Value* dy = a.dy[0];
   if (!dy) return NotSupported("the gradient of ", n.Describe(), " through its Mean / InvStdDev outputs");
   Stats s = Normalise(b, x, ax, n.GetFloat("epsilon", 1e-5f));
@@ -103,13 +108,7 @@ Status GradRmsNorm(GradBuilder& b, const GradArgs& a) {
   const Node& n = a.node;
   Value* x = n.input(0);
   Value* scale = n.input(1);
-  const int64_t rank = static_cast<int64_t>(x->shape.size());
-  int64_t axis = n.GetInt("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return InvalidArgument(n.Describe(), ": axis out of range");
-  std::vector<int64_t> axes;
-  for (int64_t i = axis; i < rank; ++i) axes.push_back(i);
-  Value* ax = b.Int64s(axes);
+  OC_ASSIGN_OR_RETURN(Value* ax, TrailingAxes(b, n, x->shape.size()));
   Value* dy = a.dy[0];
   Value* ms = b.Op("ReduceMean", {b.Op("Mul", {x, x}), ax}, Keep());
   Value* r = b.Op("Reciprocal", {b.Op("Sqrt", {b.Op("Add", {ms, b.Scalar(n.GetFloat("epsilon", 1e-5f), x->dtype)})})});
