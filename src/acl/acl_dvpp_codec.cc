@@ -90,9 +90,12 @@ oc::Status DecodeJob(const char* kind, std::span<const uint8_t> file, int reques
 
 // ---- JPEG ----------------------------------------------------------------------------------
 
-aclError acldvppJpegGetImageInfoV2(const void* data, uint32_t size, uint32_t* width, uint32_t* height,
-                                   int32_t* components, acldvppJpegFormat* format) {
-  return Guard(__func__, [&]() -> aclError {
+namespace {
+
+// Both forms of the header query; `fn` names the call in messages.
+aclError JpegImageInfo(const char* fn, const void* data, uint32_t size, uint32_t* width, uint32_t* height,
+                       int32_t* components, acldvppJpegFormat* format) {
+  return Guard(fn, [&]() -> aclError {
     if (aclError e = CheckFile(data, size)) return e;
     auto info = dv::ReadJpegInfo(Bytes(data, size));
     if (!info.ok()) return FailMedia(info.status());
@@ -104,9 +107,16 @@ aclError acldvppJpegGetImageInfoV2(const void* data, uint32_t size, uint32_t* wi
   });
 }
 
+}  // namespace
+
+aclError acldvppJpegGetImageInfoV2(const void* data, uint32_t size, uint32_t* width, uint32_t* height,
+                                   int32_t* components, acldvppJpegFormat* format) {
+  return JpegImageInfo(__func__, data, size, width, height, components, format);
+}
+
 aclError acldvppJpegGetImageInfo(const void* data, uint32_t size, uint32_t* width, uint32_t* height,
                                  int32_t* components) {
-  return acldvppJpegGetImageInfoV2(data, size, width, height, components, nullptr);
+  return JpegImageInfo(__func__, data, size, width, height, components, nullptr);
 }
 
 aclError acldvppJpegPredictDecSize(const void* data, uint32_t dataSize, acldvppPixelFormat outputPixelFormat,
