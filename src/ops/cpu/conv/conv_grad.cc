@@ -34,6 +34,16 @@ Expected<std::vector<int64_t>> EffectivePads(const Node& n, const std::vector<in
   return pads;
 }
 
+std::vector<int64_t> OutputPadding(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                   const std::vector<int64_t>& k, const std::vector<int64_t>& strides,
+                                   const std::vector<int64_t>& dil, const std::vector<int64_t>& pads) {
+  const size_t sp = in.size();
+  std::vector<int64_t> op(sp);
+  for (size_t i = 0; i < sp; ++i)
+    op[i] = in[i] - (strides[i] * (out[i] - 1) + (k[i] - 1) * dil[i] + 1 - pads[i] - pads[i + sp]);
+  return op;
+}
+
 namespace {
 
 std::vector<int64_t> SwapFirstTwo(size_t rank) {
@@ -101,9 +111,7 @@ Status GradConv(GradBuilder& b, const GradArgs& a) {
   Value* dy = a.dy[0];
 
   if (a.needs[0]) {
-    std::vector<int64_t> out_pad(sp);
-    for (size_t i = 0; i < sp; ++i)
-      out_pad[i] = in[i] - (strides[i] * (out[i] - 1) + (k[i] - 1) * dil[i] + 1 - pads[i] - pads[i + sp]);
+    const std::vector<int64_t> out_pad = OutputPadding(in, out, k, strides, dil, pads);
     a.dx[0] = b.Op("ConvTranspose", {dy, w},
                    {{"strides", GradBuilder::Ints(strides)}, {"dilations", GradBuilder::Ints(dil)},
                     {"pads", GradBuilder::Ints(pads)}, {"group", GradBuilder::Int(group)},

@@ -91,9 +91,7 @@ Status GradAveragePool(GradBuilder& b, const GradArgs& a) {
     else reinterpret_cast<float*>(ones.mutable_data())[i] = 1.f;
   }
   Value* kernel = b.graph().AddConstant(b.graph().UniqueName("grad/pool_ones"), t, kshape, std::move(ones));
-  std::vector<int64_t> out_pad(sp);
-  for (size_t i = 0; i < sp; ++i)
-    out_pad[i] = in[i] - (strides[i] * (out[i] - 1) + (k[i] - 1) * dil[i] + 1 - pads[i] - pads[i + sp]);
+  const std::vector<int64_t> out_pad = conv::OutputPadding(in, out, k, strides, dil, pads);
   a.dx[0] = b.Op("ConvTranspose", {b.Op("Mul", {a.dy[0], inv}), kernel},
                  {{"strides", GradBuilder::Ints(strides)}, {"dilations", GradBuilder::Ints(dil)},
                   {"pads", GradBuilder::Ints(pads)}, {"group", GradBuilder::Int(channels)},
