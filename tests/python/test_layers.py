@@ -31,6 +31,7 @@ LAYERS = {
     "src/acl": "acl",
     "src/hccl": "hccl",
     "src/train": "train",
+    "src/ms_backend": "ms_backend",
     "tools": "tools",
 }
 
@@ -54,6 +55,9 @@ ALLOWED = {
     # Training: graph transforms (autodiff) over the IR, the ops' gradient
     # rules and the passes.
     "train": {"base", "graph", "ops", "device", "executor", "passes"},
+    # libms_backend.so: the C interface of training for python/mindspore
+    # (ONNX in, programs over the tensor store out).
+    "ms_backend": {"base", "graph", "ops", "device", "executor", "passes", "parser", "train"},
     "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "dvpp", "acl",
               "hccl", "train"},
 }
