@@ -1,0 +1,242 @@
+"""Checkpoints in MindSpore's `.ckpt` format, and export.
+
+A .ckpt file is a protobuf `Checkpoint` message: repeated field 1 `Value`
+{1: tag (the parameter's name), 2: TensorProto {1: dims (repeated int64),
+2: tensor_type ("Float32", "Int64", ...), 3: tensor_content (raw
+little-endian bytes)}}. It is small enough to read and write here with a
+protobuf wire-format codec of a few lines."""
+import os
+
+import numpy as np
+
+from ..common import dtype as mstype
+from ..common.parameter import Parameter
+from ..common.tensor import Tensor
+
+_TYPE_NAMES = {np.dtype(np.float16): "Float16", np.dtype(np.float32): "Float32", np.dtype(np.float64): "Float64",
+               np.dtype(np.int8): "Int8", np.dtype(np.int16): "Int16", np.dtype(np.int32): "Int32",
+               np.dtype(np.int64): "Int64", np.dtype(np.uint8): "UInt8", np.dtype(np.uint16): "UInt16",
+               np.dtype(np.uint32): "UInt32", np.dtype(np.uint64): "UInt64", np.dtype(np.bool_): "Bool"}
+_NP_OF_NAME = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+# ---- protobuf wire format --------------------------------------------------------
+
+def _varint(n):
+    out = bytearray()
+    n &= (1 << 64) - 1
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _field(num, payload):
+    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _read_varint(buf, pos):
+    shift = result = 0
+    while True:
+        if pos >= len(buf):
+            raise ValueError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise ValueError("varint too long")
+
+
+def _fields(buf):
+    """(field number, wire type, value) of a message; value is an int or bytes."""
+    pos = 0
+    while pos < len(buf):
+        key, pos = _read_varint(buf, pos)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, pos = _read_varint(buf, pos)
+        elif wt == 2:
+            n, pos = _read_varint(buf, pos)
+            if pos + n > len(buf):
+                raise ValueError(f"field {num} runs past the end of its message")
+            v, pos = bytes(buf[pos:pos + n]), pos + n
+        elif wt == 1:
+            v, pos = bytes(buf[pos:pos + 8]), pos + 8
+        elif wt == 5:
+            v, pos = bytes(buf[pos:pos + 4]), pos + 4
+        else:
+            raise ValueError(f"unsupported wire type {wt} for field {num}")
+        yield num, wt, v
+
+
+def _encode(name, array):
+    a = np.asarray(array, order="C")
+    if a.dtype not in _TYPE_NAMES:
+        raise TypeError(f"save_checkpoint: '{name}' has element type {a.dtype}, which .ckpt cannot hold")
+    tensor = b"".join(_varint(1 << 3) + _varint(d) for d in a.shape)
+    tensor += _field(2, _TYPE_NAMES[a.dtype].encode()) + _field(3, a.astype(a.dtype.newbyteorder("<")).tobytes())
+    return _field(1, _field(1, name.encode()) + _field(2, tensor))
+
+
+def _decode(data, path):
+    out = {}
+    try:
+        for num, wt, value in _fields(data):
+            if num != 1 or wt != 2:
+                continue
+            tag, dims, ttype, content = None, [], None, b""
+            for n2, w2, v2 in _fields(value):
+                if n2 == 1 and w2 == 2:
+                    tag = v2.decode()
+                elif n2 == 2 and w2 == 2:
+                    for n3, w3, v3 in _fields(v2):
+                        if n3 == 1 and w3 == 0:
+                            dims.append(v3 if v3 < 1 << 63 else v3 - (1 << 64))
+                        elif n3 == 1 and w3 == 2:  # packed dims
+                            p = 0
+                            while p < len(v3):
+                                d, p = _read_varint(v3, p)
+                                dims.append(d)
+                        elif n3 == 2:
+                            ttype = v3.decode()
+                        elif n3 == 3:
+                            content = v3
+            if tag is None or ttype is None:
+                raise ValueError("an entry without a name or a type")
+            dt = _NP_OF_NAME.get(ttype)
+            if dt is None:
+                raise ValueError(f"'{tag}' has tensor type '{ttype}', which is not supported here")
+            count = int(np.prod(dims, dtype=np.int64)) if dims else 1
+            if len(content) != count * dt.itemsize:
+                raise ValueError(f"'{tag}': {len(content)} bytes for {ttype} {dims}")
+            out[tag] = np.frombuffer(content, dt.newbyteorder("<")).astype(dt).reshape(dims)
+    except ValueError as e:
+        raise ValueError(f"load_checkpoint: {path} is not a valid checkpoint: {e}") from None
+    return out
+
+
+# ---- API ------------------------------------------------------------------------------
+
+def _entries(save_obj):
+    if hasattr(save_obj, "parameters_and_names"):
+        return [(name, p.asnumpy()) for name, p in save_obj.parameters_and_names()]
+    if isinstance(save_obj, dict):
+        return [(k, v.asnumpy() if hasattr(v, "asnumpy") else np.asarray(v)) for k, v in save_obj.items()]
+    out = []
+    for e in save_obj:
+        d = e["data"]
+        out.append((e["name"], d.asnumpy() if hasattr(d, "asnumpy") else np.asarray(d)))
+    return out
+
+
+def save_checkpoint(save_obj, ckpt_file_name, integrated_save=True, async_save=False, append_dict=None,
+                    enc_key=None, enc_mode="AES-GCM", choice_func=None, crc_check=False, format="ckpt", **kwargs):
+    if enc_key is not None:
+        raise NotImplementedError("save_checkpoint: encryption (enc_key) is not supported")
+    if format != "ckpt":
+        raise NotImplementedError(f"save_checkpoint: format '{format}' (supported: ckpt)")
+    entries = _entries(save_obj)
+    if append_dict:
+        entries += [(k, np.asarray(v.asnumpy() if hasattr(v, "asnumpy") else v)) for k, v in append_dict.items()]
+    if choice_func is not None:
+        entries = [(n, a) for n, a in entries if choice_func(n)]
+    path = ckpt_file_name if ckpt_file_name.endswith(".ckpt") else ckpt_file_name + ".ckpt"
+    data = b"".join(_encode(n, a) for n, a in entries)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=None, dec_key=None,
+                    dec_mode="AES-GCM", specify_prefix=None, choice_func=None, crc_check=False, **kwargs):
+    if dec_key is not None:
+        raise NotImplementedError("load_checkpoint: decryption (dec_key) is not supported")
+    if not os.path.isfile(ckpt_file_name):
+        raise ValueError(f"load_checkpoint: {ckpt_file_name} does not exist")
+    with open(ckpt_file_name, "rb") as f:
+        arrays = _decode(f.read(), ckpt_file_name)
+    if filter_prefix:
+        pre = (filter_prefix,) if isinstance(filter_prefix, str) else tuple(filter_prefix)
+        arrays = {k: v for k, v in arrays.items() if not k.startswith(pre)}
+    if specify_prefix:
+        pre = (specify_prefix,) if isinstance(specify_prefix, str) else tuple(specify_prefix)
+        arrays = {k: v for k, v in arrays.items() if k.startswith(pre)}
+    if choice_func is not None:
+        arrays = {k: v for k, v in arrays.items() if choice_func(k)}
+    params = {k: Parameter(v, name=k) for k, v in arrays.items()}
+    if net is not None:
+        load_param_into_net(net, params, strict_load)
+    return params
+
+
+def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundancy=False):
+    if not isinstance(parameter_dict, dict):
+        raise TypeError("load_param_into_net: parameter_dict must be a dict of name -> Parameter")
+    not_loaded = []
+    used = set()
+    for name, p in net.parameters_and_names():
+        src = parameter_dict.get(name)
+        if src is None:
+            not_loaded.append(name)
+            continue
+        a = src.asnumpy() if hasattr(src, "asnumpy") else np.asarray(src)
+        if a.shape != p.shape and a.size == p.size and (a.ndim <= 1 and p.ndim <= 1):
+            a = a.reshape(p.shape)  # MindSpore's [1] counters against our scalars
+        if a.shape != p.shape:
+            raise ValueError(f"load_param_into_net: '{name}' has shape {a.shape} in the checkpoint, "
+                             f"{p.shape} in the network")
+        if a.dtype != p._np_dtype and not strict_load:
+            a = a.astype(p._np_dtype)
+        elif a.dtype != p._np_dtype:
+            raise ValueError(f"load_param_into_net: '{name}' is {a.dtype} in the checkpoint, {p._np_dtype} in "
+                             "the network")
+        p.set_data(a)
+        used.add(name)
+    ckpt_not_loaded = [k for k in parameter_dict if k not in used]
+    return not_loaded, ckpt_not_loaded
+
+
+def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
+    """Writes the network's inference graph: ONNX (`file_name`.onnx), which atc compiles."""
+    if file_format.upper() != "ONNX":
+        raise NotImplementedError(f"export: file_format '{file_format}' is not supported yet; use 'ONNX' "
+                                  "(atc --framework=5 compiles it)")
+    from .. import _engine
+    from .._compile import flatten
+    import onnx
+    from onnx import helper, numpy_helper
+    trace = _engine.Trace(type(net).__name__)
+    sym = []
+    for i, a in enumerate(inputs):
+        a = a if isinstance(a, Tensor) else Tensor(a)
+        sym.append(trace.feed(a._np_dtype, a._shape, f"input{i}" if len(inputs) > 1 else "input"))
+    with trace:
+        out = net(*sym)
+        leaves, _ = flatten(out)
+        names = [trace.output_name(t) for t in leaves]
+    # Parameters become initializers: the exported graph is self-contained.
+    from .. import _backend
+    inits = list(trace.initializers)
+    for key in trace.bound:
+        inits.append(numpy_helper.from_array(_backend.store.get(key), key))
+    outputs = []
+    for i, n in enumerate(names):
+        final = "output" if len(names) == 1 else f"output{i}"
+        trace.nodes.append(helper.make_node("Identity", [n], [final]))
+        t = leaves[i]
+        outputs.append(helper.make_tensor_value_info(final, _backend.code_of(t._np_dtype), list(t._shape)))
+    graph = helper.make_graph(trace.nodes, trace.name, trace.inputs, outputs, initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _engine.OPSET)],
+                              producer_name="mindspore-opencann")
+    model.ir_version = 8
+    path = file_name if file_name.endswith(".onnx") else file_name + ".onnx"
+    onnx.save(model, path)
+    return path
