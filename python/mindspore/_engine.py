@@ -13,6 +13,7 @@ either form as inputs named by their store keys, bound to the store's tensors.
 Errors from the engine are re-raised naming the Cell and the line of user code
 (`construct`) that issued the op."""
 import os
+import re
 import sys
 import threading
 
@@ -57,20 +58,44 @@ def user_location():
     return "?"
 
 
-def _where(op_type, name_hint):
+def cell_path():
+    """'Net' / 'layer1.fc2 (Dense)': the Cell being called, by its attribute path from the outermost call."""
     cells = cell_stack()
-    cell = cells[-1] if cells else None
+    if not cells:
+        return None
+    path = ".".join(c._scope_name for c in cells[1:] if c._scope_name)
+    return f"{type(cells[-1]).__name__} '{path}'" if path else type(cells[-1]).__name__
+
+
+def _where(op_type, name_hint):
     parts = [f"{op_type}"]
     if name_hint:
         parts.append(f"({name_hint})")
+    cell = cell_path()
     if cell is not None:
-        parts.append(f"in {type(cell).__name__} '{cell._cell_path() or type(cell).__name__}'")
+        parts.append(f"in {cell}")
     parts.append(f"at {user_location()}")
     return " ".join(parts)
 
 
+def shape_error(message):
+    """A ValueError naming the Cell being called and the line of user code."""
+    cell = cell_path()
+    where = f" (in {cell} at {user_location()})" if cell else f" (at {user_location()})"
+    return ValueError(message + where)
+
+
+def _engine_message(err):
+    """The engine's message without what only names its internals (status code, pass, generated node name)."""
+    text = str(err)
+    text = re.sub(r"^[A-Z_]+: ", "", text)
+    text = re.sub(r"^pass [a-z-]+: ", "", text)
+    text = re.sub(r"^[A-Za-z]+ (node )?'[^']*': ", "", text)
+    return text
+
+
 def _raise(op_type, err, name_hint=None):
-    msg = f"{_where(op_type, name_hint)}: {err}"
+    msg = f"{_where(op_type, name_hint)}: {_engine_message(err)}"
     code = getattr(err, "code", None)
     if code == 2:
         raise NotImplementedError(msg) from None

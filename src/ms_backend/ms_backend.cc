@@ -333,9 +333,7 @@ int ocms_infer(const void* onnx, size_t size, char* out, size_t cap, size_t* nee
   return Guard([&]() -> Status {
     OC_RETURN_IF_ERROR(Need(onnx, "onnx"));
     OC_ASSIGN_OR_RETURN(std::unique_ptr<oc::Graph> g, oc::ParseOnnxBytes(onnx, size, "", {}));
-    oc::CompileOptions opts;
-    opts.allow_dynamic = true;
-    OC_RETURN_IF_ERROR(oc::RunShapeInference(*g, opts));
+    OC_RETURN_IF_ERROR(oc::RunShapeInference(*g, oc::CompileOptions{}));
     json j = json::array();
     for (const oc::Value* v : g->outputs) {
       json shape = json::array();

@@ -170,7 +170,10 @@ Status Program::CompileMain(std::unique_ptr<Graph> graph, const ProgramSpec& spe
     for (const std::string& name : spec.params) {
       if (!seen.insert(name).second) return InvalidArgument("parameter '", name, "' is listed twice");
       Value* v = g.FindValue(name);
-      if (!store.Find(name)) return InvalidArgument("parameter '", name, "' is not a stored tensor");
+      const bool fed = v && g.IsGraphInput(v) && !store.Find(name);
+      if (fed && spec.optimizer.kind != OptimizerSpec::Kind::kNone)
+        return InvalidArgument("parameter '", name, "' is a fed input: the optimiser updates stored tensors only");
+      if (!fed && !store.Find(name)) return InvalidArgument("parameter '", name, "' is not a stored tensor");
       if (!v || !g.IsGraphInput(v)) {
         // Not read by the graph: its gradient is zero.
         const StoredTensor& t = *store.Find(name);

@@ -66,7 +66,9 @@ class TensorStore {
 
 struct ProgramSpec {
   std::string loss;                   // empty: no backward
-  std::vector<std::string> params;    // stored tensors to differentiate (graph inputs)
+  // The tensors to differentiate: stored tensors, or (without an optimiser)
+  // fed graph inputs too (gradients with respect to inputs).
+  std::vector<std::string> params;
   bool return_grads = false;          // fetch the gradients, after `fetches`
   std::vector<std::string> fetches;   // values returned by Run, in order
   std::vector<std::pair<std::string, std::string>> state_updates;  // (graph value, stored tensor)

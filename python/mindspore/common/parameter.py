@@ -94,7 +94,8 @@ class Parameter(Tensor):
         return p
 
     def __repr__(self):
-        return f"Parameter (name={self.name}, shape={self._shape}, dtype={self.dtype}, requires_grad={self.requires_grad})"
+        return (f"Parameter (name={self.name}, shape={self._shape}, dtype={self.dtype}, "
+                f"requires_grad={self.requires_grad})")
 
     def __del__(self):
         try:

@@ -1,4 +1,5 @@
-from .activation import ReLU, ReLU6, Sigmoid, Tanh, SiLU, GELU, LeakyReLU, ELU, Softmax, LogSoftmax, Softplus, get_activation
+from .activation import (ReLU, ReLU6, Sigmoid, Tanh, SiLU, GELU, LeakyReLU, ELU, Softmax, LogSoftmax, Softplus,
+                         get_activation)
 from .basic import Dense, Flatten, Identity, Dropout, Embedding
 from .container import SequentialCell, CellList
 from .conv import Conv2d, Conv1d, Conv2dTranspose

@@ -6,6 +6,7 @@ import numpy as np
 from ...common import dtype as mstype
 from ...common.initializer import HeUniform, Uniform, _materialize
 from ...common.parameter import Parameter
+from ... import _engine
 from ...ops import functional as F
 from ..cell import Cell
 from .activation import get_activation
@@ -30,6 +31,9 @@ class Dense(Cell):
         self.activation = get_activation(activation) if isinstance(activation, str) else activation
 
     def construct(self, x):
+        if not x.shape or x.shape[-1] != self.in_channels:
+            raise _engine.shape_error(f"Dense({self.in_channels}, {self.out_channels}) expects inputs whose last "
+                                      f"dim is {self.in_channels}, got shape {x.shape}")
         y = F.dense(x, self.weight, self.bias)
         return self.activation(y) if self.activation is not None else y
 

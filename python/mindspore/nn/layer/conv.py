@@ -2,6 +2,7 @@
 import math
 
 from ...common.initializer import HeUniform, Uniform
+from ... import _engine
 from ...ops import functional as F
 from ..cell import Cell
 from .basic import _init_param
@@ -33,6 +34,9 @@ class Conv2d(Cell):
                                     (out_channels,), "bias")
 
     def construct(self, x):
+        if x.ndim != 4 or x.shape[1] != self.in_channels:
+            raise _engine.shape_error(f"Conv2d({self.in_channels}, {self.out_channels}) expects NCHW inputs with "
+                                      f"{self.in_channels} channels, got shape {x.shape}")
         return F.conv2d(x, self.weight, self.bias, self.stride, self.pad_mode, self.padding, self.dilation,
                         self.group)
 

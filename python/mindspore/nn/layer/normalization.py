@@ -31,10 +31,10 @@ class _BatchNorm(Cell):
 
     def construct(self, x):
         if x.ndim not in self._ranks:
-            raise ValueError(f"{type(self).__name__} expects an input of rank {' or '.join(map(str, self._ranks))}, "
-                             f"got shape {x.shape}")
+            ranks = " or ".join(map(str, self._ranks))
+            raise _engine.shape_error(f"{type(self).__name__} expects an input of rank {ranks}, got shape {x.shape}")
         if x.shape[1] != self.num_features:
-            raise ValueError(f"{type(self).__name__}({self.num_features}) got {x.shape[1]} channels "
+            raise _engine.shape_error(f"{type(self).__name__}({self.num_features}) got {x.shape[1]} channels "
                              f"(input shape {x.shape})")
         batch = self.training if self.use_batch_statistics is None else self.use_batch_statistics
         ins = [x, self.gamma, self.beta, self.moving_mean, self.moving_variance]
@@ -77,6 +77,6 @@ class LayerNorm(Cell):
 
     def construct(self, x):
         if tuple(x.shape[x.ndim - len(self.normalized_shape):]) != self.normalized_shape:
-            raise ValueError(f"LayerNorm{self.normalized_shape} got an input of shape {x.shape}")
+            raise _engine.shape_error(f"LayerNorm{self.normalized_shape} got an input of shape {x.shape}")
         axis = self.begin_norm_axis % x.ndim
         return F.layer_norm(x, self.gamma, self.beta, axis, self.epsilon)
