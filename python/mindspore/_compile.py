@@ -120,7 +120,10 @@ class CompiledFunction:
                 spec["return_grads"] = True
         # Every value the program names is a model output, so that the parser keeps it.
         named = spec["fetches"] + [v for v, _ in trace.state_updates] + ([req.loss] if req else [])
-        self.program = _backend.Program(trace.model(list(dict.fromkeys(named))), spec)
+        try:
+            self.program = _backend.Program(trace.model(list(dict.fromkeys(named))), spec)
+        except _backend.BackendError as e:
+            _engine.raise_compile_error(f"compiling '{name}'", e, trace.param_names)
         self.fetch_index = {n: i for i, n in enumerate(spec["fetches"])}
         self.grad_base = len(spec["fetches"])
 

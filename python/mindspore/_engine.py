@@ -63,7 +63,14 @@ def cell_path():
     cells = cell_stack()
     if not cells:
         return None
-    path = ".".join(c._scope_name for c in cells[1:] if c._scope_name)
+    names = []
+    for parent, child in zip(cells, cells[1:]):
+        name = next((n for n, c in parent._cells.items() if c is child), None)
+        if name is not None and not name.startswith("_"):  # wrappers' private members are not the user's path
+            names.append(name)
+        elif name is None:
+            names = []  # called from outside its parent's attributes: start over at it
+    path = ".".join(names)
     return f"{type(cells[-1]).__name__} '{path}'" if path else type(cells[-1]).__name__
 
 
@@ -92,6 +99,18 @@ def _engine_message(err):
     text = re.sub(r"^pass [a-z-]+: ", "", text)
     text = re.sub(r"^[A-Za-z]+ (node )?'[^']*': ", "", text)
     return text
+
+
+def raise_compile_error(what, err, param_names):
+    """An engine error compiling a traced graph, with parameters named as the user named them."""
+    text = _engine_message(err)
+    for key, name in sorted(param_names.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(f"'{key}'", f"'{name}'")
+    text = re.sub(r" node '[^']*'", "", text)
+    msg = f"{what}: {text}"
+    if getattr(err, "code", None) == 2:
+        raise NotImplementedError(msg) from None
+    raise ValueError(msg) from None
 
 
 def _raise(op_type, err, name_hint=None):
@@ -190,6 +209,7 @@ class Trace:
         self.inputs = []          # ValueInfoProto of feeds, in order
         self.feed_names = []
         self.bound = {}           # store key -> ValueInfoProto
+        self.param_names = {}     # store key -> the Parameter's name (for messages)
         self.initializers = []
         self._const_of = {}       # id(tensor) -> initializer name (tensor kept alive in _keep)
         self._keep = []
@@ -226,6 +246,7 @@ class Trace:
         if isinstance(t, Parameter):
             if t._key not in self.bound:
                 self.bound[t._key] = _vi(t._key, t._np_dtype, t._shape)
+                self.param_names[t._key] = t.name
             return t._key
         if t._trace is self:
             return t._name

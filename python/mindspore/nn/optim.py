@@ -246,7 +246,7 @@ class SGD(Optimizer):
             raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
-        self._state_names = ("accum",) if momentum else ()
+        object.__setattr__(self, "_state_names", ("accum",) if momentum else ())
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum, self.dampening, self.nesterov = momentum, dampening, nesterov
 
