@@ -1,11 +1,14 @@
 // The gradient rule of Conv (see grads.h and ops/grad.h), in IR ops:
 //   dX = ConvTranspose(dY, W) with the forward's strides, pads, dilations and
 //        group, and the output padding that gives back X's extent;
-//   dW = per group, Conv(X^T, dY^T) with strides and dilations swapped
-//        (batch as the channel dim, dY as the kernel), cut to the kernel and
-//        transposed back;
+//   dW = ConvWeightGrad(X, dY) (com.opencann, conv_weight_grad.cc);
 //   dB = dY summed over the batch and spatial dims.
 #include "ops/cpu/conv/grads.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "ops/op_registry.h"
 
 namespace oc::conv {
 
@@ -46,43 +49,23 @@ std::vector<int64_t> OutputPadding(const std::vector<int64_t>& in, const std::ve
 
 namespace {
 
-std::vector<int64_t> SwapFirstTwo(size_t rank) {
-  std::vector<int64_t> perm(rank);
-  for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(i);
-  std::swap(perm[0], perm[1]);
-  return perm;
-}
-
-// Splits `v` into `g` equal parts along dim 1 (or returns it alone).
-std::vector<Value*> Groups(GradBuilder& b, Value* v, int64_t channels, int64_t g) {
-  if (g == 1) return {v};
-  return b.OpN("Split", {v, b.Int64s(std::vector<int64_t>(static_cast<size_t>(g), channels / g))},
-               static_cast<size_t>(g), {{"axis", GradBuilder::Int(1)}});
-}
-
 // The weight gradient of y = Conv(x, w): dW[m, c, k] = sum dy[n, m, o] x[n, c, o s + k d - p],
-// per group a Conv of x^T with dy^T (strides and dilations swapped), cut to
-// the kernel's extent `k` and transposed back to [M, C/g, k...].
-Value* WeightGrad(GradBuilder& b, Value* x, Value* dy, int64_t x_channels, int64_t y_channels,
-                  const std::vector<int64_t>& k, const std::vector<int64_t>& strides, const std::vector<int64_t>& dil,
+// one com.opencann ConvWeightGrad node (conv_weight_grad.cc: a GEMM per image
+// and group over x's im2col).
+Value* WeightGrad(GradBuilder& b, Value* x, Value* dy, const std::vector<int64_t>& k,
+                  const std::vector<int64_t>& strides, const std::vector<int64_t>& dil,
                   const std::vector<int64_t>& pads, int64_t group) {
-  const size_t sp = k.size(), rank = sp + 2;
-  const std::vector<int64_t> perm = SwapFirstTwo(rank);
-  std::vector<Value*> xs = Groups(b, x, x_channels, group), ds = Groups(b, dy, y_channels, group);
-  std::vector<Value*> parts;
-  for (size_t j = 0; j < xs.size(); ++j) {
-    Value* xt = b.Op("Transpose", {xs[j]}, {{"perm", GradBuilder::Ints(perm)}});
-    Value* dt = b.Op("Transpose", {ds[j]}, {{"perm", GradBuilder::Ints(perm)}});
-    // [C/g, M/g, K'...] with K' >= K: the taps past the kernel are cut off.
-    Value* c = b.Op("Conv", {xt, dt},
-                    {{"strides", GradBuilder::Ints(dil)}, {"dilations", GradBuilder::Ints(strides)},
-                     {"pads", GradBuilder::Ints(pads)}});
-    std::vector<int64_t> starts(sp, 0), axes(sp);
-    for (size_t i = 0; i < sp; ++i) axes[i] = static_cast<int64_t>(i + 2);
-    c = b.Op("Slice", {c, b.Int64s(starts), b.Int64s(k), b.Int64s(axes)});
-    parts.push_back(b.Op("Transpose", {c}, {{"perm", GradBuilder::Ints(perm)}}));
-  }
-  return parts.size() == 1 ? parts[0] : b.Op("Concat", parts, {{"axis", GradBuilder::Int(0)}});
+  Graph& g = b.graph();
+  Value* dw = g.AddValue(g.UniqueName("grad/ConvWeightGrad_out"));
+  Node* n = g.AddNode("ConvWeightGrad", g.UniqueName("grad/ConvWeightGrad"), {x, dy}, {dw}, kOpenCannDomain);
+  n->opset = 1;
+  n->SetInts("kernel_shape", k);
+  n->SetInts("strides", strides);
+  n->SetInts("dilations", dil);
+  n->SetInts("pads", pads);
+  n->SetInt("group", group);
+  g.opset_imports.emplace(kOpenCannDomain, 1);
+  return dw;
 }
 
 Value* BiasGrad(GradBuilder& b, Value* dy, size_t rank) {
@@ -110,14 +93,40 @@ Status GradConv(GradBuilder& b, const GradArgs& a) {
   OC_ASSIGN_OR_RETURN(std::vector<int64_t> pads, EffectivePads(n, in, k));
   Value* dy = a.dy[0];
 
-  if (a.needs[0]) {
+  const bool unit_strides = std::all_of(strides.begin(), strides.end(), [](int64_t s) { return s == 1; });
+  if (a.needs[0] && unit_strides && group == 1) {
+    // With unit strides the transposed convolution is a convolution of dY with
+    // W's channels exchanged and its taps reversed, padded by (k - 1) d - p
+    // (plus the output padding at the end): the forward kernels' speed.
+    const std::vector<int64_t> out_pad = OutputPadding(in, out, k, strides, dil, pads);
+    std::vector<int64_t> starts, ends, axes, steps, flipped_pads(2 * sp);
+    for (size_t i = 0; i < sp; ++i) {
+      starts.push_back(-1);
+      ends.push_back(INT64_MIN);
+      axes.push_back(static_cast<int64_t>(i + 2));
+      steps.push_back(-1);
+      flipped_pads[i] = (k[i] - 1) * dil[i] - pads[i];
+      flipped_pads[i + sp] = (k[i] - 1) * dil[i] - pads[i + sp] + out_pad[i];
+    }
+    const bool pads_ok = std::all_of(flipped_pads.begin(), flipped_pads.end(), [](int64_t p) { return p >= 0; });
+    if (pads_ok) {
+      std::vector<int64_t> perm(sp + 2);
+      for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+      std::swap(perm[0], perm[1]);
+      Value* wt = b.Op("Transpose", {w}, {{"perm", GradBuilder::Ints(perm)}});
+      Value* wf = b.Op("Slice", {wt, b.Int64s(starts), b.Int64s(ends), b.Int64s(axes), b.Int64s(steps)});
+      a.dx[0] = b.Op("Conv", {dy, wf},
+                     {{"dilations", GradBuilder::Ints(dil)}, {"pads", GradBuilder::Ints(flipped_pads)}});
+    }
+  }
+  if (a.needs[0] && !a.dx[0]) {
     const std::vector<int64_t> out_pad = OutputPadding(in, out, k, strides, dil, pads);
     a.dx[0] = b.Op("ConvTranspose", {dy, w},
                    {{"strides", GradBuilder::Ints(strides)}, {"dilations", GradBuilder::Ints(dil)},
                     {"pads", GradBuilder::Ints(pads)}, {"group", GradBuilder::Int(group)},
                     {"output_padding", GradBuilder::Ints(out_pad)}});
   }
-  if (a.needs[1]) a.dx[1] = WeightGrad(b, x, dy, x->shape[1], y->shape[1], k, strides, dil, pads, group);
+  if (a.needs[1]) a.dx[1] = WeightGrad(b, x, dy, k, strides, dil, pads, group);
   if (n.inputs.size() > 2 && n.input(2) && a.needs[2]) a.dx[2] = BiasGrad(b, dy, rank);
   return Status::Ok();
 }
@@ -129,7 +138,6 @@ Status GradConvTranspose(GradBuilder& b, const GradArgs& a) {
   const Node& n = a.node;
   Value* x = n.input(0);
   Value* w = n.input(1);
-  Value* y = n.output(0);
   const size_t rank = x->shape.size();
   if (rank < 3) return InvalidArgument(n.Describe(), ": ConvTranspose input of rank ", rank);
   if (n.HasAttr("output_shape") || n.GetString("auto_pad", "NOTSET") != "NOTSET")
@@ -145,7 +153,7 @@ Status GradConvTranspose(GradBuilder& b, const GradArgs& a) {
     a.dx[0] = b.Op("Conv", {dy, w},
                    {{"strides", GradBuilder::Ints(strides)}, {"dilations", GradBuilder::Ints(dil)},
                     {"pads", GradBuilder::Ints(pads)}, {"group", GradBuilder::Int(group)}});
-  if (a.needs[1]) a.dx[1] = WeightGrad(b, dy, x, y->shape[1], x->shape[1], k, strides, dil, pads, group);
+  if (a.needs[1]) a.dx[1] = WeightGrad(b, dy, x, k, strides, dil, pads, group);
   if (n.inputs.size() > 2 && n.input(2) && a.needs[2]) a.dx[2] = BiasGrad(b, dy, rank);
   return Status::Ok();
 }

@@ -3,6 +3,8 @@
 
 #include "ops/cpu/elementwise/grads.h"
 
+#include "ops/op_registry.h"
+
 namespace oc::ew {
 namespace {
 
@@ -97,7 +99,17 @@ Status GradCast(GradBuilder& b, const GradArgs& a) {
 }
 
 Status GradRelu(GradBuilder& b, const GradArgs& a) {
-  Value* zero = b.Scalar(0, TypeOf(a));
+  const DataType t = TypeOf(a);
+  if (t == DataType::kFloat32 || t == DataType::kFloat64) {  // one com.opencann ReluGrad node (relu_grad.cc)
+    Graph& g = b.graph();
+    Value* dx = g.AddValue(g.UniqueName("grad/ReluGrad_out"));
+    Node* n = g.AddNode("ReluGrad", g.UniqueName("grad/ReluGrad"), {a.dy[0], a.node.input(0)}, {dx}, kOpenCannDomain);
+    n->opset = 1;
+    g.opset_imports.emplace(kOpenCannDomain, 1);
+    SetUnary(a, dx);
+    return Status::Ok();
+  }
+  Value* zero = b.Scalar(0, t);
   SetUnary(a, b.Op("Where", {b.Op("Greater", {a.node.input(0), zero}), a.dy[0], zero}));
   return Status::Ok();
 }

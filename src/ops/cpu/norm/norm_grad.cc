@@ -5,6 +5,8 @@
 // The statistics are recomputed in the backward nodes from X.
 #include "ops/cpu/norm/grads.h"
 
+#include "ops/op_registry.h"
+
 namespace oc::norm {
 namespace {
 
@@ -62,6 +64,22 @@ Status GradBatchNorm(GradBuilder& b, const GradArgs& a) {
   Value* scale_c = b.ReshapeTo(scale, chan, cshape);
   const std::map<std::string, Attribute> drop{{"keepdims", GradBuilder::Int(0)}};
   if (training) {
+    // One com.opencann BatchNormTrainGrad node (batch_norm_grad.cc) gives all three.
+    const bool same_type = scale->dtype == x->dtype;  // (dy has no type until the graph is inferred)
+    if (same_type && (x->dtype == DataType::kFloat32 || x->dtype == DataType::kFloat64)) {
+      Graph& g = b.graph();
+      std::vector<Value*> outs;
+      for (const char* what : {"dX", "dScale", "dBias"})
+        outs.push_back(g.AddValue(g.UniqueName(std::string("grad/BN_") + what)));
+      Node* node = g.AddNode("BatchNormTrainGrad", g.UniqueName("grad/BatchNormTrainGrad"), {dy, x, scale}, outs,
+                             kOpenCannDomain);
+      node->opset = 1;
+      node->SetFloat("epsilon", eps);
+      g.opset_imports.emplace(kOpenCannDomain, 1);
+      for (size_t i = 0; i < 3; ++i)
+        if (a.needs[i]) a.dx[i] = outs[i];
+      return Status::Ok();
+    }
     Stats s = Normalise(b, x, ax, eps);
     if (a.needs[0]) a.dx[0] = CenteredInput(b, b.Op("Mul", {dy, scale_c}), s.xhat, s.r, ax);
     if (a.needs[1]) a.dx[1] = b.Op("ReduceSum", {b.Op("Mul", {dy, s.xhat}), ax}, drop);
