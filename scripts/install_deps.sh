@@ -10,7 +10,8 @@ APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffe
 # magika: a 3 MB ONNX model with trained weights inside its wheel (16 MB; needs only
 # click + onnxruntime), the real-weights check of tests/python/test_real_models.py
 # opencv-python-headless: the independent resize reference of tests/python/test_dvpp.py
-PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless)
+# torch: the reference of the training tests (tests/python/test_mindspore_torch.py) and bench/train_bench.py's peer
+PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless torch)
 
 # `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
 # make test never needs it.
