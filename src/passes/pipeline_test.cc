@@ -24,8 +24,8 @@ TEST(PassPipeline, PassesAreListedInOrderWithUniqueNames) {
     EXPECT_NE(p.run, nullptr);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"inline-constant-if", "shape-inference", "legalize-types",
-                                             "fuse-qdq", "constant-folding", "remove-identity",
-                                             "fold-conv-batchnorm", "fuse-layernorm", "fuse-gelu",
+                                             "fuse-qdq", "constant-folding", "common-subexpressions",
+                                             "remove-identity", "fold-conv-batchnorm", "fuse-layernorm", "fuse-gelu",
                                              "fuse-attention", "fuse-bias-activation", "nchwc-layout", "mark-bf16",
                                              "dead-code-elimination", "memory-planning"}));
 }
@@ -207,8 +207,8 @@ TEST(PassPipeline, MatMulBiasGeluFusionKeepsResults) {
 // tools/atc/README.md list them, so a change here is a documented change.
 TEST(PassPipeline, SwitchablePassesAreTheOptimisationPasses) {
   EXPECT_EQ(SwitchablePasses(),
-            (std::vector<std::string>{"fuse-qdq", "fold-conv-batchnorm", "fuse-layernorm", "fuse-gelu",
-                                      "fuse-attention", "fuse-bias-activation", "nchwc-layout"}));
+            (std::vector<std::string>{"fuse-qdq", "common-subexpressions", "fold-conv-batchnorm", "fuse-layernorm",
+                                      "fuse-gelu", "fuse-attention", "fuse-bias-activation", "nchwc-layout"}));
   EXPECT_TRUE(IsSwitchablePass("nchwc-layout"));
   EXPECT_FALSE(IsSwitchablePass("memory-planning"));
   EXPECT_FALSE(IsSwitchablePass("shape-inference"));

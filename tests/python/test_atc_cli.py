@@ -448,8 +448,8 @@ def test_fusion_switch_text_all_off_then_one_on(tmp_path):
     sw.write_text("# everything off but the MatMul epilogue fusion\nALL:off\n\nfuse-bias-activation : on\n")
     rc, log, om = compile_dense(tmp_path, "net", f"--fusion_switch_file={sw}")
     assert rc == 0, log
-    assert ("Fusion switch: passes off: fuse-qdq, fold-conv-batchnorm, fuse-layernorm, fuse-gelu, "
-            "fuse-attention, nchwc-layout") in log
+    assert ("Fusion switch: passes off: fuse-qdq, common-subexpressions, fold-conv-batchnorm, fuse-layernorm, "
+            "fuse-gelu, fuse-attention, nchwc-layout") in log
     assert om_op_types(tmp_path, om) == ["FusedMatMul"]
 
 

@@ -43,8 +43,9 @@ constexpr FlagInfo kFlags[] = {
      "int8 activation ranges: minmax (default) or percentile (99.99% of the calibration values)"},
     {"fusion_switch_file", "<path>",
      "optimisation passes to switch off: JSON {\"Switch\": {\"GraphFusion\": {\"<pass>\": \"off\"}}} or "
-     "\"<pass>:off\" lines; \"ALL\" names every switchable pass (fuse-qdq, fold-conv-batchnorm, fuse-layernorm, "
-     "fuse-gelu, fuse-attention, fuse-bias-activation, nchwc-layout); other fusion names are ignored with a warning"},
+     "\"<pass>:off\" lines; \"ALL\" names every switchable pass (fuse-qdq, common-subexpressions, "
+     "fold-conv-batchnorm, fuse-layernorm, fuse-gelu, fuse-attention, fuse-bias-activation, nchwc-layout); other "
+     "fusion names are ignored with a warning"},
     {"log", "<debug|info|warning|error|null>", "log level on stdout (default: null); info lists each pass"},
     {"input_shape_range", "<\"name:[1~8,3,224,224];...\">",
      "dims given as ranges lo~hi (hi -1: unbounded): dynamic dims whose run-time values are checked against the "

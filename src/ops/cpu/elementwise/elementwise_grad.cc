@@ -103,7 +103,8 @@ Status GradRelu(GradBuilder& b, const GradArgs& a) {
   if (t == DataType::kFloat32 || t == DataType::kFloat64) {  // one com.opencann ReluGrad node (relu_grad.cc)
     Graph& g = b.graph();
     Value* dx = g.AddValue(g.UniqueName("grad/ReluGrad_out"));
-    Node* n = g.AddNode("ReluGrad", g.UniqueName("grad/ReluGrad"), {a.dy[0], a.node.input(0)}, {dx}, kOpenCannDomain);
+    // From the output (y > 0 exactly where x > 0), so that a fusion may drop the pre-activation.
+    Node* n = g.AddNode("ReluGrad", g.UniqueName("grad/ReluGrad"), {a.dy[0], a.node.output(0)}, {dx}, kOpenCannDomain);
     n->opset = 1;
     g.opset_imports.emplace(kOpenCannDomain, 1);
     SetUnary(a, dx);

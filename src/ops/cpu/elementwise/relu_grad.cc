@@ -1,5 +1,6 @@
-// ReluGrad (com.opencann): dX = X > 0 ? dY : 0, the gradient of Relu in one
-// pass (the rule in elementwise_grad.cc emits it for float32 / float64).
+// ReluGrad (com.opencann): dX = Y > 0 ? dY : 0 for Y = Relu(X) (or X itself:
+// the test is the same), the gradient of Relu in one pass; the rule in
+// elementwise_grad.cc emits it for float32 / float64 with the Relu's output.
 #include "ops/infer_util.h"
 #include "ops/op_registry.h"
 

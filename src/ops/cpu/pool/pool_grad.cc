@@ -27,7 +27,9 @@ Status GradMaxPool(GradBuilder& b, const GradArgs& a) {
   OC_RETURN_IF_ERROR(RefuseCeilMode(n));
   Value* x = n.input(0);
   std::map<std::string, Attribute> attrs = n.attrs;
-  attrs["storage_order"] = GradBuilder::Int(0);
+  // Row-major indices; set only when the forward asks otherwise, so that the
+  // pool stays identical to the forward one (common-subexpressions merges them).
+  if (n.GetInt("storage_order", 0) != 0) attrs["storage_order"] = GradBuilder::Int(0);
   Value* indices = b.OpN("MaxPool", {x}, 2, attrs)[1];
   Value* flat_dy = b.Op("Reshape", {a.dy[0], b.Int64s({-1})});
   Value* flat_idx = b.Op("Reshape", {indices, b.Int64s({-1})});
