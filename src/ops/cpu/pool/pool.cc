@@ -174,7 +174,7 @@ struct PoolPlan {
 template <typename T, PoolKind K>
 class PoolKernel final : public Kernel {
  public:
-  explicit PoolKernel(PoolPlan plan) : plan_(std::move(plan)) {}
+  explicit PoolKernel(PoolPlan plan) : plan_(std::move(plan)) { max2x2_ = K == PoolKind::kMax && IsPlain2x2(); }
 
   Status Run(const KernelIO& io) override {
     const T* x = io.in<T>(0);
@@ -185,7 +185,10 @@ class PoolKernel final : public Kernel {
     io.pool->ParallelFor(plan_.planes, grain, [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl) {
         // Rows of one or two outputs (global pooling) gain nothing from the row path.
-        if (indices || plan_.axis[kMaxSpatial - 1].start.size() <= 2)
+        if (indices && max2x2_)
+          RunPlaneMax2x2(x + pl * plan_.in_size, y + pl * plan_.out_size, indices + pl * plan_.out_size,
+                         pl * plan_.in_size);
+        else if (indices || plan_.axis[kMaxSpatial - 1].start.size() <= 2)
           RunPlane(x + pl * plan_.in_size, y + pl * plan_.out_size,
                    indices ? indices + pl * plan_.out_size : nullptr, pl * plan_.in_size);
         else
@@ -255,6 +258,39 @@ class PoolKernel final : public Kernel {
     }
   }
 
+  // A 2-D 2x2 window with stride 2, no padding or dilation and row-major
+  // indices: the max pool of CNNs, whose Indices the gradient reads.
+  bool IsPlain2x2() const {
+    if (plan_.axis[0].start.size() != 1 || plan_.axis[0].k_hi[0] != 1) return false;
+    for (int ax = 1; ax < kMaxSpatial; ++ax) {
+      const AxisWindows& a = plan_.axis[ax];
+      if (a.dilation != 1) return false;
+      for (size_t o = 0; o < a.start.size(); ++o)
+        if (a.start[o] != static_cast<int64_t>(2 * o) || a.k_lo[o] != 0 || a.k_hi[o] != 2) return false;
+    }
+    return plan_.index_mul[2] == 1 && plan_.index_mul[1] == plan_.axis[2].in;
+  }
+  // The first maximum in scan order wins, as in RunPlane.
+  void RunPlaneMax2x2(const T* x, T* y, int64_t* ind, int64_t index_base) const {
+    const int64_t in2 = plan_.axis[2].in;
+    const size_t n1 = plan_.axis[1].start.size(), n2 = plan_.axis[2].start.size();
+    for (size_t o1 = 0; o1 < n1; ++o1) {
+      const int64_t r = static_cast<int64_t>(2 * o1) * in2;
+      const T* r0 = x + r;
+      const T* r1 = r0 + in2;
+      for (size_t o2 = 0; o2 < n2; ++o2) {
+        const int64_t c = static_cast<int64_t>(2 * o2);
+        T best = r0[c];
+        int64_t at = r + c;
+        if (r0[c + 1] > best) best = r0[c + 1], at = r + c + 1;
+        if (r1[c] > best) best = r1[c], at = r + in2 + c;
+        if (r1[c + 1] > best) best = r1[c + 1], at = r + in2 + c + 1;
+        *y++ = best;
+        *ind++ = index_base + at;
+      }
+    }
+  }
+
   void RunPlane(const T* x, T* y, int64_t* ind, int64_t index_base) const {
     const AxisWindows& a0 = plan_.axis[0];
     const AxisWindows& a1 = plan_.axis[1];
@@ -307,6 +343,7 @@ class PoolKernel final : public Kernel {
   }
 
   PoolPlan plan_;
+  bool max2x2_ = false;
 };
 
 template <typename T>
