@@ -136,6 +136,10 @@ class ConvKernel final : public Kernel {
       wino_ = WinogradConv(g_, wdata, init.prepacked, init.max_threads);
       if (wino_.valid()) return Status::Ok();
     }
+    if (!w.constant && WinogradPreferred(g_)) {  // weights fed per run (training): transformed in each run
+      wino_ = WinogradConv::Dynamic(g_, init.max_threads);
+      return Status::Ok();
+    }
     uk_ = &gemm::DefaultUkernel();
     plan_ = gemm::SgemmPlan(*uk_, mg_, g_.OutSize(), kg_, init.max_threads);
     if (w.constant) {
@@ -158,11 +162,11 @@ class ConvKernel final : public Kernel {
       return Status::Ok();
     }
     if (wino_.valid()) {
-      if (io.scratch) return wino_.Run(x, bias, z, y, act_, io.pool, io.scratch), Status::Ok();
+      if (io.scratch) return wino_.Run(x, bias, z, y, act_, io.pool, io.scratch, w), Status::Ok();
       std::vector<float> buf((wino_.ScratchBytes() + 63) / sizeof(float) + 16);
       void* p = buf.data();
       size_t space = buf.size() * sizeof(float);
-      wino_.Run(x, bias, z, y, act_, io.pool, std::align(64, wino_.ScratchBytes(), p, space));
+      wino_.Run(x, bias, z, y, act_, io.pool, std::align(64, wino_.ScratchBytes(), p, space), w);
       return Status::Ok();
     }
     if (!bf16_plan_.valid() && !packed_w_.empty() && io.scratch &&

@@ -109,6 +109,12 @@ bool WinogradPreferred(const ConvGeometry& g) {
   return g.c_in >= 16 && g.c_out >= 16 && wide_ok && g.out[1] >= 7 && g.out[2] >= 7;
 }
 
+WinogradConv WinogradConv::Dynamic(const ConvGeometry& g, int max_threads) {
+  WinogradConv c(g, nullptr, {}, max_threads);
+  c.dynamic_ = true;
+  return c;
+}
+
 WinogradConv::WinogradConv(const ConvGeometry& g, const float* w, std::span<const uint8_t> prepacked,
                            int max_threads)
     : g_(g), max_threads_(std::max(1, max_threads)) {
@@ -166,12 +172,39 @@ int64_t WinogradConv::VmAreaFloats() const {
   return floats;
 }
 
+int64_t WinogradConv::DynamicRawFloats() const { return dynamic_ ? Round16(36 * g_.c_out * g_.c_in) : 0; }
+
+int64_t WinogradConv::DynamicPackedFloats() const {
+  return dynamic_ ? 36 * Round16(gemm::PackedBSize(gemm::DefaultUkernel(), g_.c_out, g_.c_in)) : 0;
+}
+
 size_t WinogradConv::ScratchBytes() const {
-  return static_cast<size_t>(vm_area_floats_) * sizeof(float) + plan_.ScratchBytes() * max_threads_;
+  return static_cast<size_t>(vm_area_floats_ + DynamicRawFloats() + DynamicPackedFloats()) * sizeof(float) +
+         plan_.ScratchBytes() * max_threads_;
+}
+
+void WinogradConv::Run(const float* x, const float* bias, const float* z, float* y, const Activation& act,
+                       ThreadPool* pool, void* scratch, const float* w) const {
+  if (!dynamic_) return RunLayout(0, x, bias, z, y, act, pool, scratch);
+  // The weights' transforms and panels after the buffers RunLayout uses.
+  const int64_t cin = g_.c_in, cout = g_.c_out;
+  float* raw = static_cast<float*>(scratch) + vm_area_floats_ +
+               static_cast<int64_t>(plan_.ScratchBytes() * max_threads_ / sizeof(float));
+  float* packed = raw + DynamicRawFloats();
+  pool->ParallelFor(cout, 4, [&](int64_t c0, int64_t c1) {
+    for (int64_t co = c0; co < c1; ++co)
+      for (int64_t ci = 0; ci < cin; ++ci) TransformWeight(w + (co * cin + ci) * 9, raw + co * cin + ci, cout * cin);
+  });
+  const gemm::GemmUkernel& uk = gemm::DefaultUkernel();
+  const int64_t group = Round16(gemm::PackedBSize(uk, cout, cin));
+  pool->ParallelFor(36, 1, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) gemm::PackB(uk, raw + k * cout * cin, cin, true, cout, cin, packed + k * group);
+  });
+  RunLayout(0, x, bias, z, y, act, pool, scratch, packed);
 }
 
 void WinogradConv::RunLayout(int block, const float* x, const float* bias, const float* z, float* y,
-                             const Activation& act, ThreadPool* pool, void* scratch) const {
+                             const Activation& act, ThreadPool* pool, void* scratch, const float* packed_u) const {
   assert(block == 0 || block == 8 || block == 16);
   const int64_t cin = g_.c_in, cout = g_.c_out;
   const int64_t IH = g_.in[1], IW = g_.in[2], OH = g_.out[1], OW = g_.out[2];
@@ -179,13 +212,14 @@ void WinogradConv::RunLayout(int block, const float* x, const float* bias, const
   const int64_t per_image = tiles_h_ * tiles_w_, tiles = g_.batch * per_image;
   const int64_t threads = std::min<int64_t>(pool->num_threads(), max_threads_);
   auto* gemm_scratch = reinterpret_cast<uint8_t*>(static_cast<float*>(scratch) + vm_area_floats_);
+  const int64_t packed_group = Round16(gemm::PackedBSize(gemm::DefaultUkernel(), cout, cin));
   // The 36 GEMMs of the tiles [t0, t0 + nt) of V into M, on one thread.
   auto gemm_range = [&](const float* v, float* m, int64_t nt, int64_t k0, int64_t k1, void* buf) {
     for (int64_t k = k0; k < k1; ++k) {
       gemm::SgemmArgs args;
       args.m = nt, args.n = cout, args.k = cin;
       args.a = v + k * nt * cin, args.lda = cin;
-      args.packed_b = u_.group(k);
+      args.packed_b = packed_u ? packed_u + k * packed_group : u_.group(k);
       args.c = m + k * nt * cout, args.ldc = cout;
       plan_.Run(args, nullptr, buf);
     }

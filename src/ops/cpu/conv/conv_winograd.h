@@ -33,14 +33,17 @@ class WinogradConv {
   WinogradConv() = default;
   // `w` (may be null when `prepacked` matches) is [Cout, Cin, 3, 3].
   WinogradConv(const ConvGeometry& g, const float* w, std::span<const uint8_t> prepacked, int max_threads);
-  bool valid() const { return !u_.empty(); }
+  // Weights that change from run to run (a network being trained): each Run
+  // transforms and packs the `w` it is given, in its scratch.
+  static WinogradConv Dynamic(const ConvGeometry& g, int max_threads);
+  bool valid() const { return !u_.empty() || dynamic_; }
+  bool dynamic() const { return dynamic_; }
   size_t ScratchBytes() const;
   // Y = act(conv(X) + bias + z); bias and z may be null. `scratch`:
-  // ScratchBytes() bytes, 64-byte aligned.
+  // ScratchBytes() bytes, 64-byte aligned. `w`: the weights of a Dynamic
+  // conv (ignored otherwise).
   void Run(const float* x, const float* bias, const float* z, float* y, const Activation& act, ThreadPool* pool,
-           void* scratch) const {
-    RunLayout(0, x, bias, z, y, act, pool, scratch);
-  }
+           void* scratch, const float* w = nullptr) const;
   // The same on the blocked layout of ops/cpu/nchwc/nchwc.h with `block` 8 or 16:
   // x [N][ceil(Cin/block)][IH][IW][block], z and y [N][ceil(Cout/block)][OH][OW][block].
   // Padding lanes of x are ignored; those of y get act(0), as NchwcConv
@@ -55,7 +58,10 @@ class WinogradConv {
 
  private:
   void RunLayout(int block, const float* x, const float* bias, const float* z, float* y, const Activation& act,
-                 ThreadPool* pool, void* scratch) const;
+                 ThreadPool* pool, void* scratch, const float* packed_u = nullptr) const;
+  // Floats of a Dynamic conv's transformed weights: raw, then packed.
+  int64_t DynamicRawFloats() const;
+  int64_t DynamicPackedFloats() const;
   // Whether `threads` threads each take a share of the tiles (else they share
   // out the 36 GEMMs of each batch of tiles).
   bool SplitTiles(int64_t threads) const;
@@ -74,6 +80,7 @@ class WinogradConv {
   // buffers (one fork/join for all of them, not 36).
   gemm::SgemmPlan plan_;
   gemm::PackedOperand u_;  // 36 groups of [Cout x Cin]
+  bool dynamic_ = false;   // no u_: Run transforms the weights it is given
 };
 
 }  // namespace oc

@@ -61,7 +61,8 @@ std::vector<double> Direct(const ConvGeometry& g, const std::vector<float>& x, c
 }
 
 // Max |error| / max |output| of one case (bias, residual and ReLU on when `fused`).
-double RunCase(const Case& c, bool fused, ThreadPool* pool, uint32_t seed, int planned_threads = 0) {
+double RunCase(const Case& c, bool fused, ThreadPool* pool, uint32_t seed, int planned_threads = 0,
+               bool dynamic = false) {
   const ConvGeometry g = Geometry(c);
   EXPECT_TRUE(WinogradApplicable(g));
   auto x = Rand(c.n * c.cin * c.h * c.w, seed), w = Rand(c.cout * c.cin * 9, seed + 1);
@@ -70,12 +71,18 @@ double RunCase(const Case& c, bool fused, ThreadPool* pool, uint32_t seed, int p
   std::vector<float> z = fused ? Rand(ysize, seed + 3) : std::vector<float>{};
   Activation act;
   if (fused) act.kind = ActivationKind::kRelu;
-  WinogradConv wc(g, w.data(), {}, planned_threads ? planned_threads : pool->num_threads());
+  const int threads = planned_threads ? planned_threads : pool->num_threads();
+  WinogradConv wc = dynamic ? WinogradConv::Dynamic(g, threads) : WinogradConv(g, w.data(), {}, threads);
   EXPECT_TRUE(wc.valid());
   std::vector<float> scratch(wc.ScratchBytes() / sizeof(float) + 16);
   auto* aligned = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
   std::vector<float> y(ysize, std::nanf(""));
-  wc.Run(x.data(), fused ? b.data() : nullptr, fused ? z.data() : nullptr, y.data(), act, pool, aligned);
+  if (dynamic) {  // a first run with other weights: each run must use the weights it is given
+    auto other = Rand(c.cout * c.cin * 9, seed + 7);
+    std::vector<float> y0(ysize);
+    wc.Run(x.data(), nullptr, nullptr, y0.data(), Activation{}, pool, aligned, other.data());
+  }
+  wc.Run(x.data(), fused ? b.data() : nullptr, fused ? z.data() : nullptr, y.data(), act, pool, aligned, w.data());
   const auto want = Direct(g, x, w, b, z, fused);
   double scale = 1e-30, err = 0;
   for (size_t i = 0; i < y.size(); ++i) {
@@ -101,6 +108,17 @@ TEST(Winograd, MatchesDirectAllSmallSizesAndPads) {
                                << (fused ? " fused" : "");
         }
       }
+    }
+}
+
+TEST(Winograd, DynamicWeightsTransformedEachRun) {
+  ThreadPool pool(2);
+  uint32_t seed = 900;
+  for (const Case& c : {Case{2, 16, 16, 8, 8, 1, 1, 1, 1}, Case{3, 17, 33, 5, 11, 0, 2, 2, 1},
+                        Case{1, 64, 32, 14, 14, 1, 1, 1, 1}})
+    for (bool fused : {false, true}) {
+      const double rel = RunCase(c, fused, &pool, seed++, 0, /*dynamic=*/true);
+      EXPECT_LT(rel, 1e-5) << c.cin << "->" << c.cout << " " << c.h << "x" << c.w << (fused ? " fused" : "");
     }
 }
 
