@@ -89,6 +89,13 @@ class Parameter(Tensor):
     def init_data(self, *args, **kwargs):
         return self
 
+    def __deepcopy__(self, memo):
+        """A new parameter (its own store entry) with the same value and name."""
+        p = Parameter(self.asnumpy(), name=self.name, requires_grad=self.requires_grad)
+        p._default_name = self._default_name
+        memo[id(self)] = p
+        return p
+
     def clone(self, init="same"):
         p = Parameter(self.asnumpy(), name=self.name, requires_grad=self.requires_grad)
         return p

@@ -163,6 +163,14 @@ class Cell:
         finally:
             stack.pop()
 
+    def __deepcopy__(self, memo):
+        import copy
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            object.__setattr__(new, k, None if k == "_compiled" else copy.deepcopy(v, memo))
+        return new
+
     def __repr__(self):
         lines = [f"{type(self).__name__}<"]
         for n, c in self._cells.items():

@@ -5,3 +5,4 @@ from .container import SequentialCell, CellList
 from .conv import Conv2d, Conv1d, Conv2dTranspose
 from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm
 from .pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
+from .transformer import MultiheadAttention, TransformerEncoderLayer, TransformerEncoder
