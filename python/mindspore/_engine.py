@@ -23,7 +23,7 @@ from onnx import helper, numpy_helper
 
 from . import _backend
 
-OPSET = 18
+OPSET = 20
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 _local = threading.local()
 

@@ -12,7 +12,7 @@ from ...common.parameter import Parameter
 from ...common.tensor import Tensor
 from ...ops import functional as F
 from ..cell import Cell
-from .activation import get_activation
+from .activation import GELU, get_activation
 from .basic import Dense, Dropout
 from .container import CellList
 from .normalization import LayerNorm
@@ -99,7 +99,10 @@ class TransformerEncoderLayer(Cell):
         self.norm2 = LayerNorm((d_model,), epsilon=layer_norm_eps)
         self.dropout1 = Dropout(p=dropout)
         self.dropout2 = Dropout(p=dropout)
-        self.activation = get_activation(activation) if isinstance(activation, str) else activation
+        if activation == "gelu":  # torch's (exact) GELU, as MindSpore's transformer layers take it
+            self.activation = GELU(approximate=False)
+        else:
+            self.activation = get_activation(activation) if isinstance(activation, str) else activation
 
     def _sa(self, x, mask, pad):
         return self.dropout1(self.self_attn(x, x, x, key_padding_mask=pad, need_weights=False, attn_mask=mask)[0])
