@@ -349,30 +349,28 @@ def _pair(v, n=2):
     return [int(v)] * n if isinstance(v, int) else [int(e) for e in v]
 
 
+def _padding(pad_mode, padding):
+    """MindSpore's pad_mode / padding as ONNX attributes."""
+    mode = (pad_mode or "valid").lower()
+    if mode == "same":
+        return {"auto_pad": "SAME_UPPER"}
+    if mode == "valid":
+        return {"pads": [0, 0, 0, 0]}
+    if mode == "pad":
+        return {"pads": _pads(padding, "pad")}
+    raise ValueError(f"pad_mode must be 'same', 'valid' or 'pad', got '{pad_mode}'")
+
+
 def conv2d(x, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, group=1):
     attrs = {"strides": _pair(stride), "dilations": _pair(dilation), "group": int(group)}
-    mode = pad_mode.lower()
-    if mode == "same":
-        attrs["auto_pad"] = "SAME_UPPER"
-    elif mode == "valid":
-        attrs["pads"] = [0, 0, 0, 0]
-    elif mode == "pad":
-        attrs["pads"] = _pads(padding, "pad")
-    else:
-        raise ValueError(f"pad_mode must be 'same', 'valid' or 'pad', got '{pad_mode}'")
+    attrs.update(_padding(pad_mode, padding))
     return _op("Conv", [_t(x), weight, bias], attrs)[0]
 
 
 def conv_transpose2d(x, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, group=1,
                      output_padding=0):
     attrs = {"strides": _pair(stride), "dilations": _pair(dilation), "group": int(group)}
-    mode = pad_mode.lower()
-    if mode == "same":
-        attrs["auto_pad"] = "SAME_UPPER"
-    elif mode == "valid":
-        attrs["pads"] = [0, 0, 0, 0]
-    else:
-        attrs["pads"] = _pads(padding, "pad")
+    attrs.update(_padding(pad_mode, padding))
     if output_padding:
         attrs["output_padding"] = _pair(output_padding)
     return _op("ConvTranspose", [_t(x), weight, bias], attrs)[0]
@@ -380,17 +378,12 @@ def conv_transpose2d(x, weight, bias=None, stride=1, pad_mode="valid", padding=0
 
 def _pool(op, x, kernel_size, stride, pad_mode, padding=0, ceil_mode=False, count_include_pad=True):
     attrs = {"kernel_shape": _pair(kernel_size), "strides": _pair(stride if stride is not None else kernel_size)}
-    mode = (pad_mode or "valid").lower()
-    if mode == "same":
-        attrs["auto_pad"] = "SAME_UPPER"
-    elif mode == "valid":
-        attrs["pads"] = [0, 0, 0, 0]
-    else:
-        attrs["pads"] = _pads(padding, "pad")
+    attrs.update(_padding(pad_mode, padding))
     if ceil_mode:
         attrs["ceil_mode"] = 1
     if op == "AveragePool":
-        attrs["count_include_pad"] = int(bool(count_include_pad)) if mode == "pad" else 0
+        explicit = (pad_mode or "valid").lower() == "pad"
+        attrs["count_include_pad"] = int(bool(count_include_pad)) if explicit else 0
     return _op(op, [_t(x)], attrs)[0]
 
 
