@@ -133,9 +133,12 @@ class Optimizer(Cell):
                     params.append(p)
                     decays.append(wd)
         else:
+            # MindSpore: ungrouped, weight decay spares the parameters with 'beta' or 'gamma' in their
+            # names (normalisation scales and shifts); a group's weight_decay applies to all of its own.
             wd = _float(weight_decay, "weight_decay")
             params = parameters
-            decays = [wd] * len(params)
+            decays = [0.0 if "beta" in getattr(p, "name", "") or "gamma" in getattr(p, "name", "") else wd
+                      for p in params]
         for p in params:
             if not isinstance(p, Parameter):
                 raise TypeError(f"{type(self).__name__}: parameters must be Parameters, got {type(p).__name__}")
@@ -246,7 +249,8 @@ class SGD(Optimizer):
             raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
-        self._state_names = ("accum",) if momentum else ()
+        # an instance attribute set before Cell.__init__ (which Cell.__setattr__ refuses)
+        object.__setattr__(self, "_state_names", ("accum",) if momentum else ())
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum, self.dampening, self.nesterov = momentum, dampening, nesterov
 
