@@ -69,4 +69,18 @@ if [ ${#py_missing[@]} -gt 0 ]; then
   python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages && pip_flags+=(--break-system-packages)
   python3 -m pip install "${pip_flags[@]}" "${py_missing[@]}"
 fi
+# The reference for tests/python/test_mindspore_reference.py: the real MindSpore CPU wheel,
+# in its own virtual environment (it needs numpy<2, and its package is named mindspore as
+# ours is). About 47 s and 2.8 GB fresh. OPENCANN_MINDSPORE_VENV overrides the path.
+MS_VENV="${OPENCANN_MINDSPORE_VENV:-/opt/opencann/mindspore-venv}"
+# (A marker written after a complete install: importing mindspore to check takes seconds.)
+if [ ! -f "$MS_VENV/.opencann-installed" ]; then
+  echo "install_deps: MindSpore reference venv at $MS_VENV"
+  SUDO=""; [ ! -w "$(dirname "$MS_VENV")" ] && [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO mkdir -p "$(dirname "$MS_VENV")"
+  $SUDO python3 -m venv "$MS_VENV"
+  $SUDO env -u PYTHONPATH "$MS_VENV/bin/pip" install -q "numpy<2" mindspore==2.10.0
+  env -u PYTHONPATH "$MS_VENV/bin/python" -c "import mindspore" >/dev/null 2>&1
+  $SUDO touch "$MS_VENV/.opencann-installed"
+fi
 echo "install_deps: all dependencies present"

@@ -253,3 +253,10 @@ def test_text_transformer_sample_learns_the_docstrings(tmp_path):
     # network uses context; uniform is ln 256 = 5.55.
     assert first > 5.0 and held < 3.0, proc.stdout
     assert (tmp_path / "tiny_lm.ckpt").exists() and "sample: Return a new" in proc.stdout
+
+
+def test_momentum_zero_is_plain_sgd():
+    w = ms.Parameter(Tensor(np.array([1.0, -2.0], np.float32)), name="w")
+    opt = nn.Momentum([w], learning_rate=0.5, momentum=0.0)
+    opt((Tensor(np.array([0.2, 0.4], np.float32)),))
+    np.testing.assert_allclose(w.asnumpy(), [0.9, -2.2], rtol=1e-6)

@@ -109,6 +109,7 @@ def _float(v, what):
 class Optimizer(Cell):
     _kind = None           # "sgd" or "adam"
     _state_names = ()      # MindSpore's prefixes of the state tensors
+    _decay_filter = True   # ungrouped weight decay spares *beta* / *gamma* (MindSpore's rule; torch's has none)
 
     def __init__(self, learning_rate, parameters, weight_decay=0.0, loss_scale=1.0):
         super().__init__(auto_prefix=False)
@@ -133,9 +134,12 @@ class Optimizer(Cell):
                     params.append(p)
                     decays.append(wd)
         else:
+            # MindSpore: ungrouped, weight decay spares the parameters with 'beta' or 'gamma' in their
+            # names (normalisation scales and shifts); a group's weight_decay applies to all of its own.
             wd = _float(weight_decay, "weight_decay")
             params = parameters
-            decays = [wd] * len(params)
+            spared = ("beta", "gamma") if self._decay_filter else ()
+            decays = [0.0 if any(k in getattr(p, "name", "") for k in spared) else wd for p in params]
         for p in params:
             if not isinstance(p, Parameter):
                 raise TypeError(f"{type(self).__name__}: parameters must be Parameters, got {type(p).__name__}")
@@ -246,6 +250,7 @@ class SGD(Optimizer):
             raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening 0")
+        # an instance attribute set before Cell.__init__ (which Cell.__setattr__ refuses)
         object.__setattr__(self, "_state_names", ("accum",) if momentum else ())
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum, self.dampening, self.nesterov = momentum, dampening, nesterov
@@ -261,6 +266,10 @@ class Momentum(Optimizer):
     def __init__(self, params, learning_rate, momentum, weight_decay=0.0, loss_scale=1.0, use_nesterov=False):
         if momentum < 0:
             raise ValueError(f"Momentum: momentum must be >= 0, got {momentum}")
+        if use_nesterov and momentum == 0:
+            raise ValueError("Momentum: use_nesterov needs momentum > 0")
+        if momentum == 0:  # plain SGD: no accumulator for the engine to keep
+            object.__setattr__(self, "_state_names", ())
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.momentum, self.use_nesterov = float(momentum), use_nesterov
 
@@ -299,8 +308,9 @@ class AdamWeightDecay(Optimizer):
 
 
 class AdamW(Optimizer):
-    """torch-style AdamW (mindspore.mint.optim.AdamW): bias-corrected, decoupled decay."""
+    """torch-style AdamW (mindspore.mint.optim.AdamW): bias-corrected, decoupled decay of every parameter."""
     _kind = "adam"
+    _decay_filter = False
     _state_names = ("exp_avg", "exp_avg_sq")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,

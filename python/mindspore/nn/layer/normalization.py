@@ -23,8 +23,9 @@ class _BatchNorm(Cell):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.use_batch_statistics = use_batch_statistics
         shape = (num_features,)
-        self.moving_mean = Parameter(_materialize(moving_mean_init, shape, dtype), name="mean", requires_grad=False)
-        self.moving_variance = Parameter(_materialize(moving_var_init, shape, dtype), name="variance",
+        self.moving_mean = Parameter(_materialize(moving_mean_init, shape, dtype), name="moving_mean",
+                                     requires_grad=False)
+        self.moving_variance = Parameter(_materialize(moving_var_init, shape, dtype), name="moving_variance",
                                          requires_grad=False)
         self.gamma = Parameter(_materialize(gamma_init, shape, dtype), name="gamma", requires_grad=affine)
         self.beta = Parameter(_materialize(beta_init, shape, dtype), name="beta", requires_grad=affine)
