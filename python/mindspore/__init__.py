@@ -19,7 +19,6 @@ from .train.model import Model
 from ._jit import jit
 
 __version__ = "2.10.0+opencann"
-common = None
 
 
 def set_seed(seed):

@@ -7,4 +7,3 @@ from .operations import *  # noqa: F401,F403
 from .composite import value_and_grad, grad, GradOperation, clip_by_global_norm
 
 function = functional
-composite = None
