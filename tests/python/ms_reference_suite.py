@@ -41,7 +41,10 @@ pytestmark = pytest.mark.skipif(ms is None, reason=f"our mindspore package does 
 
 
 def _ref_env():
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # Not our sanitizer runtime either (a sanitizer build preloads it into this
+    # process): the reference's own libraries are not built for it.
+    drop = ("PYTHONPATH", "PYTHONHOME", "LD_PRELOAD", "ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS")
+    env = {k: v for k, v in os.environ.items() if k not in drop}
     env["GLOG_v"] = "3"  # MindSpore's own logging: errors only
     return env
 
