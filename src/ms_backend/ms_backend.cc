@@ -322,10 +322,8 @@ int ocms_program_run(OcmsProgram* program, const void* const* feeds, size_t num_
     OC_RETURN_IF_ERROR(Need(program, "program"));
     if (num_feeds && !feeds) return oc::InvalidArgument("feeds is NULL");
     if (num_fetches && !fetches) return oc::InvalidArgument("fetches is NULL");
-    std::vector<const void*> in(feeds, feeds + num_feeds);
-    std::vector<void*> out(fetches, fetches + num_fetches);
-    std::lock_guard<std::mutex> lock(program->store->mu);
-    return program->program->Run(in, out, lr, oc::ThreadPool::Global());
+    std::lock_guard<std::mutex> lock(program->store->mu);  // no allocation per step: the caller's arrays as spans
+    return program->program->Run({feeds, num_feeds}, {fetches, num_fetches}, lr, oc::ThreadPool::Global());
   });
 }
 

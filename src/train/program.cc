@@ -313,7 +313,7 @@ Status Program::CompileUpdate(const ProgramSpec& spec, TensorStore& store) {
   return Status::Ok();
 }
 
-Status Program::Run(const std::vector<const void*>& feeds, const std::vector<void*>& fetches, float lr,
+Status Program::Run(std::span<const void* const> feeds, std::span<void* const> fetches, float lr,
                     ThreadPool& pool) {
   if (feeds.size() != feeds_.size())
     return InvalidArgument("the program takes ", feeds_.size(), " feeds, got ", feeds.size());

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <memory>
 #include <string>
 #include <utility>
@@ -98,7 +99,7 @@ class Program {
 
   // feeds[i] / fetches[i]: dense buffers of feeds()[i].bytes / fetches()[i].bytes.
   // `lr` is the learning rate of this run's update (ignored without one).
-  Status Run(const std::vector<const void*>& feeds, const std::vector<void*>& fetches, float lr, ThreadPool& pool);
+  Status Run(std::span<const void* const> feeds, std::span<void* const> fetches, float lr, ThreadPool& pool);
 
  private:
   struct Binding {

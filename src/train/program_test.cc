@@ -17,6 +17,10 @@ using testing::Tensor;
 
 constexpr int64_t kN = 8, kIn = 5, kOut = 3;
 
+Status RunOn(Program& p, std::vector<const void*> feeds, std::vector<void*> fetches, float lr, ThreadPool& pool) {
+  return p.Run(feeds, fetches, lr, pool);
+}
+
 // loss = mean((x W + b - t)^2); W, b stored, x and t fed. Also fetches y.
 std::unique_ptr<Graph> LinearMse() {
   auto g = std::make_unique<Graph>();
@@ -124,7 +128,7 @@ void TrainAndCompare(const OptimizerSpec& opt, int steps = 12) {
   float first_loss = 0, loss = 0;
   for (int step = 1; step <= steps; ++step) {
     const float lr = 0.05f * (step % 3 + 1);  // a schedule: lr is an input
-    ASSERT_TRUE((*prog)->Run({d.x.data(), d.t.data()}, {&loss}, lr, pool).ok());
+    ASSERT_TRUE(RunOn(**prog, {d.x.data(), d.t.data()}, {&loss}, lr, pool).ok());
     if (step == 1) first_loss = loss;
     Gradients(d, w, b, gw, gb);
     if (opt.max_grad_norm > 0) {
@@ -216,12 +220,12 @@ TEST(ProgramTest, ReturnGradsThenUpdateOnly) {
   float loss;
   std::vector<float> y(kN * kOut), gw(kIn * kOut), gb(kOut);
   ThreadPool pool(1);
-  ASSERT_TRUE((*grads)->Run({d.x.data(), d.t.data()}, {&loss, y.data(), gw.data(), gb.data()}, 0, pool).ok());
+  ASSERT_TRUE(RunOn(**grads, {d.x.data(), d.t.data()}, {&loss, y.data(), gw.data(), gb.data()}, 0, pool).ok());
   std::vector<double> w(d.w0.begin(), d.w0.end()), b(d.b0.begin(), d.b0.end()), rw, rb;
   Gradients(d, w, b, rw, rb);
   for (size_t i = 0; i < rw.size(); ++i) EXPECT_NEAR(gw[i], rw[i], 1e-5);
   for (size_t i = 0; i < rb.size(); ++i) EXPECT_NEAR(gb[i], rb[i], 1e-5);
-  ASSERT_TRUE((*update)->Run({gw.data(), gb.data()}, {}, 0.1f, pool).ok());
+  ASSERT_TRUE(RunOn(**update, {gw.data(), gb.data()}, {}, 0.1f, pool).ok());
   const std::vector<float> w1 = Get(store, "w");
   for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(w1[i], w[i] - 0.1 * rw[i], 1e-6);
 }
@@ -244,7 +248,7 @@ TEST(ProgramTest, StateUpdatesWriteBack) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   std::vector<float> in = {1, 2, 3, 4};
   ThreadPool pool(1);
-  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*p)->Run({in.data()}, {}, 0, pool).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(RunOn(**p, {in.data()}, {}, 0, pool).ok());
   EXPECT_EQ(Get(store, "s"), (std::vector<float>{3, 6, 9, 12}));
 }
 
@@ -281,15 +285,15 @@ TEST(ProgramTest, ErrorsNameWhatIsWrong) {
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   ASSERT_TRUE(store.Set("b", DataType::kFloat32, {kOut + 1}, nullptr).ok());
   ThreadPool pool(1);
-  Status st = (*p)->Run({d.x.data(), d.t.data()}, {}, 0.1f, pool);
+  Status st = RunOn(**p, {d.x.data(), d.t.data()}, {}, 0.1f, pool);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("stored tensor 'b' is now float32 [4]"), std::string::npos) << st.ToString();
   ASSERT_TRUE(store.Remove("b").ok());
-  st = (*p)->Run({d.x.data(), d.t.data()}, {}, 0.1f, pool);
+  st = RunOn(**p, {d.x.data(), d.t.data()}, {}, 0.1f, pool);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("'b'"), std::string::npos) << st.ToString();
   // Wrong number of feeds.
-  EXPECT_FALSE((*p)->Run({d.x.data()}, {}, 0.1f, pool).ok());
+  EXPECT_FALSE(RunOn(**p, {d.x.data()}, {}, 0.1f, pool).ok());
 }
 
 }  // namespace
