@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "acl/acl_internal.h"
+#include "base/thread_pool.h"
 
 using namespace oc::acl;
 
@@ -40,4 +41,14 @@ aclError aclrtOcEnqueueHostTask(aclrtStream stream, aclrtOcHostTask task, void* 
         what ? what : "host task");
     return ACL_SUCCESS;
   });
+}
+
+void aclrtOcParallelFor(int64_t n, aclrtOcRangeFn fn, void* ctx) {
+  oc::ThreadPool::Global().ParallelFor(n, 1, [&](int64_t b, int64_t e) { fn(ctx, b, e); });
+}
+
+size_t aclrtOcMemExtent(const void* p) {
+  auto block = oc::rt::CpuDevice::memory().Find(p, 1);
+  if (!block) return 0;
+  return block->begin + block->size - reinterpret_cast<uintptr_t>(p);
 }

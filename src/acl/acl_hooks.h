@@ -27,6 +27,16 @@ typedef int32_t (*aclrtOcHostTask)(void* arg, char* msg, size_t msg_len);
 ACL_FUNC_VISIBILITY aclError aclrtOcEnqueueHostTask(aclrtStream stream, aclrtOcHostTask task, void* arg,
                                                    void (*release)(void* arg), const char* what);
 
+/* Runs fn(ctx, begin, end) over disjoint ranges covering [0, n) on the
+ * process's thread pool (the caller takes part) and returns when all are done.
+ * fn must not throw. */
+typedef void (*aclrtOcRangeFn)(void* ctx, int64_t begin, int64_t end);
+ACL_FUNC_VISIBILITY void aclrtOcParallelFor(int64_t n, aclrtOcRangeFn fn, void* ctx);
+
+/* Bytes from p to the end of the device (aclrtMalloc) or host (aclrtMallocHost)
+ * allocation holding it; 0 when p is in neither. */
+ACL_FUNC_VISIBILITY size_t aclrtOcMemExtent(const void* p);
+
 #ifdef __cplusplus
 }
 #endif
