@@ -51,6 +51,7 @@ aclError Fail(aclError code, const std::string& msg) {
 }
 
 aclError CodeFor(const Status& st, aclError fallback) {
+  if (!st.ok() && st.api_code() != 0) return st.api_code();
   switch (st.code()) {
     case StatusCode::kOk: return ACL_SUCCESS;
     case StatusCode::kInvalidArgument: return ACL_ERROR_INVALID_PARAM;

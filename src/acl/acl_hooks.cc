@@ -36,7 +36,8 @@ aclError aclrtOcEnqueueHostTask(aclrtStream stream, aclrtOcHostTask task, void* 
           int32_t rc = owned->task(owned->arg, msg, sizeof msg);
           if (rc == 0) return oc::Status::Ok();
           msg[sizeof msg - 1] = '\0';
-          return oc::Status(oc::StatusCode::kUnavailable, msg);  // the stream prefixes the task's name
+          // The stream prefixes the task's name; its synchronisation reports rc.
+          return oc::Status(oc::StatusCode::kUnavailable, msg).WithApiCode(rc);
         },
         what ? what : "host task");
     return ACL_SUCCESS;

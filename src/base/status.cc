@@ -27,7 +27,7 @@ std::string Status::ToString() const {
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, StrCat(context, ": ", message_));
+  return Status(code_, StrCat(context, ": ", message_)).WithApiCode(api_code_);
 }
 
 }  // namespace oc

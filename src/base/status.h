@@ -47,10 +47,19 @@ class [[nodiscard]] Status {
   std::string ToString() const;
   // Prefixes the message with context ("while loading x.om: ...").
   Status WithContext(const std::string& context) const;
+  // The error code a C API should report for this failure, where the code
+  // alone cannot say it (0: derive it from code()).
+  int api_code() const { return api_code_; }
+  Status WithApiCode(int api_code) const {
+    Status s = *this;
+    s.api_code_ = api_code;
+    return s;
+  }
 
  private:
   StatusCode code_ = StatusCode::kOk;
   std::string message_;
+  int api_code_ = 0;
 };
 
 template <typename... Args>

@@ -35,7 +35,7 @@ int32_t RunTask(void* arg, char* msg, size_t msg_len) {
   if (st.ok()) return 0;
   // The stream prefixes the task's name (the operation's); the rest is named here.
   std::snprintf(msg, msg_len, "#%u on communicator '%s': %s", t->seq, t->comm->name().c_str(), st.message().c_str());
-  return 1;
+  return ACL_ERROR_RT_MODEL_EXECUTE;  // what the stream's synchronisation reports
 }
 
 void ReleaseTask(void* arg) { delete static_cast<Task*>(arg); }

@@ -12,7 +12,8 @@ It
     `aclrtlaunch_<kernel>` beside the kernel;
   * adds the Ascend C include directories and, when linking, libascendc.so and
     libascendcl.so.
---fast compiles the per-access checks out (structural ones stay); --check keeps
+Kernels are compiled for this machine's CPU (-march=native) unless -march or
+-mcpu is given. --fast compiles the per-access checks out (structural ones stay); --check keeps
 them (the default unless -DNDEBUG is given). Everything else goes to the
 compiler unchanged ($CXX, default g++).
 """
@@ -220,8 +221,13 @@ def main(argv):
             cmd.append("-std=c++17")
         if not any(re.match(r"-O[0-3sgz]?$", a) for a in args):
             cmd.append("-O2")
+        if not any(a.startswith(("-march=", "-mcpu=", "-mtune=")) for a in args):
+            cmd.append("-march=native")  # kernels run on this machine: use its vector unit (F16C, AVX, NEON)
         if mode is not None:
             cmd.append(f"-DASCENDC_OC_CHECK={mode}")
+        extra = "@OC_EXTRA_FLAGS@"
+        if not extra.startswith("@"):
+            cmd += extra.split()  # this build's sanitizer flags, so kernels match the libraries
         cmd += ["-I", gen_inc, "-I", os.path.join(inc, "ascendc"), "-I", inc] + new_args
         if not compile_only:
             cmd += ["-L", lib, "-lascendc", "-lascendcl", f"-Wl,-rpath,{lib}", "-pthread"]

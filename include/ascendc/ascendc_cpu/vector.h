@@ -6,6 +6,9 @@
 
 #include "ascendc_cpu/vector_core.h"
 
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace AscendC {
 namespace ocimpl {
 /* A scalar as a value of V: V itself when V is a scalar, all lanes otherwise. */
@@ -31,7 +34,7 @@ template <typename V> inline V Zero() { return Splat<V>(0); }
     ocimpl::CheckCount(#Name, dst, calCount);                                                                  \
     ocimpl::CheckCount(#Name, src0, calCount);                                                                 \
     ocimpl::CheckCount(#Name, src1, calCount);                                                                 \
-    ocimpl::Map2(dst.GetPhyAddr(), src0.GetPhyAddr(), src1.GetPhyAddr(), static_cast<uint64_t>(calCount),      \
+    ocimpl::Map2(dst.GetPhyAddr(), src0.GetPhyAddr(), src1.GetPhyAddr(), static_cast<uint32_t>(calCount),      \
                  [](auto a, auto b) { return EXPR; });                                                         \
   }                                                                                                            \
   template <typename T, bool isSetMask = true>                                                                 \
@@ -81,7 +84,7 @@ inline void MulAddDst(const LocalTensor<T>& dst, const LocalTensor<T>& src0, con
     ocimpl::CheckCount(#Name, dst, calCount);                                                                 \
     ocimpl::CheckCount(#Name, src, calCount);                                                                 \
     const ocimpl::Calc<T> s = static_cast<ocimpl::Calc<T>>(scalarValue);                                      \
-    ocimpl::Map1(dst.GetPhyAddr(), src.GetPhyAddr(), static_cast<uint64_t>(calCount), [s](auto a) {           \
+    ocimpl::Map1(dst.GetPhyAddr(), src.GetPhyAddr(), static_cast<uint32_t>(calCount), [s](auto a) {           \
       auto v = ocimpl::Splat<decltype(a)>(s);                                                                 \
       return EXPR;                                                                                            \
     });                                                                                                       \
@@ -128,7 +131,7 @@ inline void Axpy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const U& 
   inline void Name(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t& calCount) {           \
     ocimpl::CheckCount(#Name, dst, calCount);                                                                 \
     ocimpl::CheckCount(#Name, src, calCount);                                                                 \
-    ocimpl::MAP(dst.GetPhyAddr(), src.GetPhyAddr(), static_cast<uint64_t>(calCount),                          \
+    ocimpl::MAP(dst.GetPhyAddr(), src.GetPhyAddr(), static_cast<uint32_t>(calCount),                          \
                 [](auto a) { return EXPR; });                                                                 \
   }                                                                                                           \
   template <typename T, bool isSetMask = true>                                                                \
@@ -196,5 +199,7 @@ inline void SetVectorMask(uint64_t, uint64_t) {
 }
 
 }  // namespace AscendC
+
+#pragma GCC diagnostic pop
 
 #endif  // OPENCANN_ASCENDC_VECTOR_H_

@@ -6,6 +6,11 @@
 
 #include "ascendc_cpu/tensor.h"
 
+// The element functions take and return GCC vectors by value; they are always
+// inlined, so the ABI note GCC gives for wide vectors does not apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace AscendC {
 
 struct BinaryRepeatParams {
@@ -84,8 +89,8 @@ inline void CheckCount(const char* api, const LocalTensor<T>& t, int64_t count) 
 
 /* d[i] = f(a[i], b[i]) for i < n; f takes and returns Calc<T> (or its vector). */
 template <typename T, typename F>
-inline void Map2(T* d, const T* a, const T* b, uint64_t n, F f) {
-  uint64_t i = 0;
+inline void Map2(T* d, const T* a, const T* b, uint32_t n, F f) {
+  uint32_t i = 0;
   if constexpr (kVectorizable<T>) {
     using L = Lanes<T>;
     for (; i + L::kN <= n; i += L::kN) L::Store(d + i, f(L::Load(a + i), L::Load(b + i)));
@@ -93,8 +98,8 @@ inline void Map2(T* d, const T* a, const T* b, uint64_t n, F f) {
   for (; i < n; ++i) d[i] = static_cast<T>(f(static_cast<Calc<T>>(a[i]), static_cast<Calc<T>>(b[i])));
 }
 template <typename T, typename F>
-inline void Map1(T* d, const T* a, uint64_t n, F f) {
-  uint64_t i = 0;
+inline void Map1(T* d, const T* a, uint32_t n, F f) {
+  uint32_t i = 0;
   if constexpr (kVectorizable<T>) {
     using L = Lanes<T>;
     for (; i + L::kN <= n; i += L::kN) L::Store(d + i, f(L::Load(a + i)));
@@ -103,8 +108,8 @@ inline void Map1(T* d, const T* a, uint64_t n, F f) {
 }
 /* Element-wise only (transcendental functions have no vector form here). */
 template <typename T, typename F>
-inline void Map1Scalar(T* d, const T* a, uint64_t n, F f) {
-  for (uint64_t i = 0; i < n; ++i) d[i] = static_cast<T>(f(static_cast<Calc<T>>(a[i])));
+inline void Map1Scalar(T* d, const T* a, uint32_t n, F f) {
+  for (uint32_t i = 0; i < n; ++i) d[i] = static_cast<T>(f(static_cast<Calc<T>>(a[i])));
 }
 
 /* The elements of one repeat an instruction touches. */
@@ -190,10 +195,12 @@ inline void Repeat1(const char* api, const LocalTensor<T>& d, const LocalTensor<
 }
 
 /* Max / min that work on scalars and on vectors alike. */
-template <typename V> inline V VMax(V a, V b) { return a > b ? a : b; }
-template <typename V> inline V VMin(V a, V b) { return a < b ? a : b; }
+template <typename A, typename B> inline A VMax(A a, B b) { return a > static_cast<A>(b) ? a : static_cast<A>(b); }
+template <typename A, typename B> inline A VMin(A a, B b) { return a < static_cast<A>(b) ? a : static_cast<A>(b); }
 
 }  // namespace ocimpl
 }  // namespace AscendC
+
+#pragma GCC diagnostic pop
 
 #endif  // OPENCANN_ASCENDC_VECTOR_CORE_H_
