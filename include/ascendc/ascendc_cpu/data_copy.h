@@ -6,6 +6,10 @@
 
 #include "ascendc_cpu/tensor.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace AscendC {
 
 /* blockCount blocks of blockLen 32-byte units; the strides are the gaps between
@@ -56,6 +60,27 @@ struct DataCopyPadParams {
 };
 
 namespace ocimpl {
+/* Local -> global: like the NPU's copy-out engine, large copies to a large
+ * global tensor bypass the cache (non-temporal stores), so that streaming
+ * kernels do not read their output lines before writing them. */
+inline void CopyOut(void* dst, const void* src, size_t bytes, uint64_t dst_view_bytes) {
+#if defined(__SSE2__)
+  if (bytes >= 8192 && dst_view_bytes >= (uint64_t{1} << 20) && reinterpret_cast<uintptr_t>(dst) % 16 == 0 &&
+      reinterpret_cast<uintptr_t>(src) % 16 == 0) {
+    auto* d = static_cast<__m128i*>(dst);
+    auto* s = static_cast<const __m128i*>(src);
+    size_t n = bytes / 16;
+    for (size_t i = 0; i < n; ++i) _mm_stream_si128(d + i, _mm_load_si128(s + i));
+    _mm_sfence();
+    std::memcpy(static_cast<char*>(dst) + n * 16, static_cast<const char*>(src) + n * 16, bytes - n * 16);
+    return;
+  }
+#else
+  (void)dst_view_bytes;
+#endif
+  std::memcpy(dst, src, bytes);
+}
+
 template <typename T>
 inline void CheckWholeBlocks(const char* api, uint64_t count) {
 #if ASCENDC_OC_CHECK
@@ -85,7 +110,7 @@ inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint
   src.CheckAligned("DataCopy");
   src.Check("DataCopy (source)", 0, count);
   dst.Check("DataCopy (destination)", 0, count);
-  std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), size_t{count} * sizeof(T));
+  ocimpl::CopyOut(dst.GetPhyAddr(), src.GetPhyAddr(), size_t{count} * sizeof(T), dst.GetSize() * sizeof(T));
 }
 template <typename T>
 inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {

@@ -6,6 +6,10 @@
 
 #include "ascendc_cpu/tensor.h"
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 // The element functions take and return GCC vectors by value; they are always
 // inlined, so the ABI note GCC gives for wide vectors does not apply.
 #pragma GCC diagnostic push
@@ -60,6 +64,7 @@ constexpr bool kVectorizable = std::is_same_v<T, float> || std::is_same_v<T, hal
                                std::is_same_v<T, int32_t> || std::is_same_v<T, int16_t> ||
                                std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t>;
 
+/* One 32-byte data block as a vector of its calculation type. */
 template <typename T>
 struct Lanes {
   static constexpr int kN = ONE_BLK_SIZE / sizeof(T);
@@ -75,6 +80,26 @@ struct Lanes {
     std::memcpy(p, &r, sizeof r);
   }
 };
+#if defined(__F16C__)
+/* half <-> float with the F16C conversions, 8 at a time (GCC converts half
+ * vectors one element at a time otherwise); stores round to nearest even. */
+template <>
+struct Lanes<half> {
+  static constexpr int kN = 8;
+  typedef float Wide __attribute__((vector_size(32)));
+  static Wide Load(const half* p) {
+    __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    Wide w;
+    std::memcpy(&w, &v, 32);
+    return w;
+  }
+  static void Store(half* p, Wide w) {
+    __m256 v;
+    std::memcpy(&v, &w, 32);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  }
+};
+#endif
 
 template <typename T>
 inline void CheckCount(const char* api, const LocalTensor<T>& t, int64_t count) {

@@ -1,7 +1,11 @@
 /* Host side of add_tiled: z = x + y for float32 files of any length, launched
  * with ACLRT_LAUNCH_KERNEL (the header is written by ascendc++).
  *   ascendc++ main.cpp add_tiled.cpp -o add_tiled
- * Usage: add_tiled N blockDim tileLength x.bin y.bin z.bin */
+ * Usage: add_tiled N blockDim tileLength x.bin y.bin z.bin [repeats]
+ * With repeats > 1 it also prints the median time per launch and the
+ * bandwidth it reached (bytes read + written / time). */
+#include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "../common/data_utils.h"
@@ -9,8 +13,8 @@
 #include "add_tiling.h"
 
 int32_t main(int32_t argc, char* argv[]) {
-  if (argc != 7) {
-    std::fprintf(stderr, "usage: %s N blockDim tileLength x.bin y.bin z.bin\n", argv[0]);
+  if (argc != 7 && argc != 8) {
+    std::fprintf(stderr, "usage: %s N blockDim tileLength x.bin y.bin z.bin [repeats]\n", argv[0]);
     return 2;
   }
   uint32_t n = std::strtoul(argv[1], nullptr, 10), blockDim = std::strtoul(argv[2], nullptr, 10);
@@ -32,8 +36,19 @@ int32_t main(int32_t argc, char* argv[]) {
     CHECK_ACL(aclrtMemcpy(yd, bytes, y.data(), bytes, ACL_MEMCPY_HOST_TO_DEVICE));
   }
   CHECK_ACL(aclrtMemcpy(td, sizeof tiling, &tiling, sizeof tiling, ACL_MEMCPY_HOST_TO_DEVICE));
-  CHECK_ACL(ACLRT_LAUNCH_KERNEL(add_tiled)(blockDim, stream, xd, yd, zd, td));
-  CHECK_ACL(aclrtSynchronizeStream(stream));
+  int repeats = argc == 8 ? std::atoi(argv[7]) : 1;
+  std::vector<double> ms;
+  for (int r = 0; r < repeats; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK_ACL(ACLRT_LAUNCH_KERNEL(add_tiled)(blockDim, stream, xd, yd, zd, td));
+    CHECK_ACL(aclrtSynchronizeStream(stream));
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (repeats > 1) {
+    std::sort(ms.begin(), ms.end());
+    double med = ms[ms.size() / 2];
+    std::printf("add_tiled: %u floats, median %.3f ms, %.2f GB/s\n", n, med, 3.0 * bytes / (med * 1e6));
+  }
   if (bytes) CHECK_ACL(aclrtMemcpy(z.data(), bytes, zd, bytes, ACL_MEMCPY_DEVICE_TO_HOST));
   WriteFile(argv[6], z.data(), bytes);
   for (void* p : {xd, yd, zd, td}) CHECK_ACL(aclrtFree(p));
