@@ -27,6 +27,11 @@ class MindirBuilder {
     if (!model_.has_graph() || model_.graph().node_size() == 0)
       return InvalidFile("not a MINDIR model: it has no graph with nodes (a MINDIR file is written by "
                          "mindspore.export(..., file_format='MINDIR'))");
+    // Every MINDIR graph calls primitives, which the model lists; other protobuf
+    // files (an ONNX model shares some field numbers) parse but list none.
+    if (model_.primitives_size() == 0)
+      return InvalidFile("not a MINDIR model: it lists no MindSpore primitives (an ONNX model? compile that with "
+                         "--framework=5)");
     const mind_ir::GraphProto& graph = model_.graph();
     g_->name = graph.name();
     g_->producer_name = StrCat(model_.producer_name().empty() ? "MindSpore" : model_.producer_name(),
@@ -47,8 +52,8 @@ class MindirBuilder {
   // "<graph name>:x" -> "x": MindSpore qualifies every name by its graph.
   std::string ShortName(const std::string& name) const {
     if (name.size() > prefix_.size() && name.compare(0, prefix_.size(), prefix_) == 0)
-      return name.substr(prefix_.size());
-    return name;
+      return mindir::Printable(name.substr(prefix_.size()));
+    return mindir::Printable(name);
   }
 
   // A free IR value name near `want`.
@@ -60,8 +65,9 @@ class MindirBuilder {
     for (int i = 0; i < model_.primitives_size(); ++i) {
       const auto& p = model_.primitives(i);
       if (p.name().empty()) return InvalidFile("primitive #", i, " has no name");
-      if (p.op_type().empty()) return InvalidFile("primitive '", p.name(), "' has no op_type");
-      if (!prims_.emplace(p.name(), &p).second) return InvalidFile("primitive '", p.name(), "' is defined twice");
+      const std::string name = mindir::Printable(p.name());
+      if (p.op_type().empty()) return InvalidFile("primitive '", name, "' has no op_type");
+      if (!prims_.emplace(p.name(), &p).second) return InvalidFile("primitive '", name, "' is defined twice");
     }
     return Status::Ok();
   }
@@ -70,12 +76,12 @@ class MindirBuilder {
   Expected<const mind_ir::PrimitiveProto*> PrimitiveOf(const mind_ir::NodeProto& n, int index) {
     const std::string& op = n.op_type();
     if (op.compare(0, 5, kRefPrefix) != 0) {
-      if (op.empty()) return InvalidFile("node #", index, " ('", n.name(), "') has no op_type");
+      if (op.empty()) return InvalidFile("node #", index, " ('", ShortName(n.name()), "') has no op_type");
       return nullptr;  // a Constant, or a call of a graph (reported by the caller)
     }
     auto it = prims_.find(op.substr(5));
     if (it == prims_.end())
-      return InvalidFile("node '", n.name(), "' calls primitive '", op.substr(5),
+      return InvalidFile("node '", ShortName(n.name()), "' calls primitive '", mindir::Printable(op.substr(5)),
                          "', which the model's primitive list does not define");
     return it->second;
   }
@@ -94,10 +100,10 @@ class MindirBuilder {
       std::string op;
       if (!prim) {
         if (n.op_type() == "Constant") continue;
-        op = StrCat("call of graph '", n.op_type(), "'");
+        op = StrCat("call of graph '", ShortName(n.op_type()), "'");
       } else {
         if (IsStructural(prim->op_type()) || mindir::FindPrim(prim->op_type())) continue;
-        op = prim->op_type();
+        op = mindir::Printable(prim->op_type());
       }
       missing[op].push_back(ShortName(n.name()));
     }
@@ -120,11 +126,12 @@ class MindirBuilder {
     for (int i = 0; i < graph.parameter_size(); ++i) {
       const auto& p = graph.parameter(i);
       if (p.name().empty()) return InvalidFile("parameter #", i, " has no name");
-      if (names_.count(p.name())) return InvalidFile("parameter '", p.name(), "' is defined twice");
+      if (names_.count(p.name())) return InvalidFile("parameter '", ShortName(p.name()), "' is defined twice");
       const std::string what = StrCat("parameter '", ShortName(p.name()), "'");
       OC_ASSIGN_OR_RETURN(mindir::DecodedTensor t, mindir::DecodeTensor(p, what));
       const int rank = static_cast<int>(t.shape.size());
-      std::string name = FreeName(p.has_ref_key() && !p.ref_key().empty() ? p.ref_key() : ShortName(p.name()));
+      std::string name = FreeName(p.has_ref_key() && !p.ref_key().empty() ? mindir::Printable(p.ref_key())
+                                                                        : ShortName(p.name()));
       Value* v = g_->AddConstant(name, t.dtype, std::move(t.shape), std::move(t.data));
       names_[p.name()] = MsValue::Tensor(v, v->dtype, rank);
     }
@@ -135,7 +142,7 @@ class MindirBuilder {
     for (int i = 0; i < graph.input_size(); ++i) {
       const auto& in = graph.input(i);
       if (in.name().empty()) return InvalidFile("graph input #", i, " has no name");
-      if (names_.count(in.name())) return InvalidFile("graph input '", in.name(), "' is defined twice");
+      if (names_.count(in.name())) return InvalidFile("graph input '", ShortName(in.name()), "' is defined twice");
       const std::string what = StrCat("graph input '", ShortName(in.name()), "'");
       if (in.tensor_size() != 1)
         return NotSupported(what, " is not one tensor (", in.tensor_size(),
@@ -169,8 +176,10 @@ class MindirBuilder {
 
   Status Define(const mind_ir::NodeProto& n, MsValue v) {
     if (n.output_size() != 1 || n.output(0).empty())
-      return InvalidFile("node '", n.name(), "' has ", n.output_size(), " outputs; MINDIR nodes have exactly one");
-    if (names_.count(n.output(0))) return InvalidFile("node '", n.name(), "' output '", n.output(0), "' is defined twice");
+      return InvalidFile("node '", ShortName(n.name()), "' has ", n.output_size(),
+                         " outputs; MINDIR nodes have exactly one");
+    if (names_.count(n.output(0)))
+      return InvalidFile("node '", ShortName(n.name()), "' output '", ShortName(n.output(0)), "' is defined twice");
     names_[n.output(0)] = std::move(v);
     return Status::Ok();
   }

@@ -24,6 +24,22 @@ TensorData CopyConverted(const Src& src, int64_t count) {
 
 }  // namespace
 
+std::string Printable(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 MsValue MsValue::Ints(const std::vector<int64_t>& v) {
   MsValue m;
   m.kind = Kind::kTuple;
@@ -48,7 +64,7 @@ std::string MsValue::Describe() const {
     case Kind::kInt: return StrCat("int ", i);
     case Kind::kFloat: return StrCat("float ", f);
     case Kind::kBool: return i ? "bool True" : "bool False";
-    case Kind::kString: return StrCat("string '", s, "'");
+    case Kind::kString: return StrCat("string '", Printable(s), "'");
     case Kind::kTuple: {
       std::string out = "tuple(";
       for (size_t k = 0; k < items.size() && k < 8; ++k) out += (k ? ", " : "") + items[k].Describe();
@@ -107,7 +123,7 @@ Expected<DecodedTensor> DecodeTensor(const mind_ir::TensorProto& t, const std::s
   DecodedTensor out;
   OC_ASSIGN_OR_RETURN(out.dtype, ConvertElemType(t.data_type(), what));
   if (t.has_external_data())
-    return NotSupported(what, ": its data is stored outside the model file ('", t.external_data().location(),
+    return NotSupported(what, ": its data is stored outside the model file ('", Printable(t.external_data().location()),
                         "'); external weights are not supported, export a single-file MINDIR (under 2 GiB)");
   if (t.has_compression_type() && t.compression_type() != mind_ir::TensorProto::NO_COMPRESSION)
     return NotSupported(what, ": compressed weights (compression_type ", static_cast<int>(t.compression_type()),

@@ -50,6 +50,10 @@ struct DecodedTensor {
   TensorData data;
 };
 
+// `s` with bytes outside printable ASCII written as \xNN: names from the file
+// go into IR names and error messages, which must stay readable text.
+std::string Printable(const std::string& s);
+
 // MINDIR element type -> ours; NotSupported naming `what` for strings/complex.
 Expected<DataType> ConvertElemType(int32_t code, const std::string& what);
 // MindSpore's TypeId (Cast's `dtype` argument: 43 = float32, ...) -> ours.
