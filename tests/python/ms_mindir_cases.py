@@ -116,6 +116,30 @@ class CastsAndMath(nn.Cell):
         return self.lr(y), ops.erf(y), ops.sqrt(ops.abs(y)), ops.maximum(y, 0.5), ops.matmul(y, y.T)
 
 
+class Elementwise(nn.Cell):
+    """The remaining one-input primitives, binary ones, reductions, Gather and batched products."""
+
+    def __init__(self):
+        super().__init__()
+        self.hs = nn.HSwish()
+        self.hsig = nn.HSigmoid()
+        self.elu = nn.ELU()
+        self.fg = ops.FastGeLU()
+        self.softsign = ops.Softsign()
+        self.idx = ms.Tensor(np.array([2, 0, 1], np.int32))
+
+    def construct(self, x):
+        a = ops.floor(x) + ops.ceil(x) * ops.sign(x) + ops.round(x)
+        b = ops.sin(x) * ops.cos(x) - ops.neg(ops.square(x)) + ops.rsqrt(ops.abs(x) + 1.0)
+        c = ops.reciprocal(ops.abs(x) + 2.0) + ops.log(ops.abs(x) + 1.0) + ops.pow(ops.abs(x), 1.5)
+        d = self.hs(x) + self.hsig(x) + self.elu(x) + self.fg(x) + self.softsign(x)
+        e = ops.minimum(a, b) + ops.maximum(c, d) / 2.0
+        r = ops.ReduceMax(keep_dims=True)(e, 2) - ops.ReduceMin(keep_dims=False)(e, (2,)).expand_dims(2)
+        g = ops.gather(e, self.idx, 1)
+        bmm = ops.BatchMatMul(transpose_b=True)(e, g)
+        return r, bmm, ops.matmul(e, g.transpose(0, 2, 1))
+
+
 class Unsupported(nn.Cell):
     def construct(self, x):
         return ops.atan(ops.cumsum(x, 1))
@@ -128,6 +152,7 @@ NETS = {
     "dense_gelu_norm": (DenseGeluNorm, (2, 16)),
     "mlp": (Mlp, (2, 12)),
     "casts_math": (CastsAndMath, (4, 8)),
+    "elementwise": (Elementwise, (2, 3, 5)),
 }
 
 

@@ -26,7 +26,7 @@ VENV = os.environ.get("OPENCANN_MINDSPORE_VENV", "/opt/opencann/mindspore-venv")
 REF_PYTHON = os.path.join(VENV, "bin", "python")
 RTOL, ATOL = 1e-4, 1e-5
 # The reference networks of ms_mindir_cases.py.
-REF_NETS = ["lenet", "conv_bn_pools", "conv_variants", "dense_gelu_norm", "mlp", "casts_math"]
+REF_NETS = ["lenet", "conv_bn_pools", "conv_variants", "dense_gelu_norm", "mlp", "casts_math", "elementwise"]
 
 try:
     import mindspore as ms  # ours

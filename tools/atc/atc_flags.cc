@@ -75,7 +75,7 @@ struct Unsupported {
   const char* reason;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
+    {"weight", "Caffe models are not supported; ONNX and MINDIR models carry their weights in (or next to) the file"},
     {"is_input_adjust_hw_layout", "float16 / NC1HWC0 inputs are not available"},
     {"is_output_adjust_hw_layout", "float16 / NC1HWC0 outputs are not available"},
     {"dump_mode", "dumping is not available yet"},

@@ -383,7 +383,7 @@ def _lower(w, node):
                                   "in this exporter yet; export ONNX (file_format='ONNX') instead")
 
 
-def onnx_to_mindir(model, graph_name, param_names):
+def onnx_to_mindir(model, graph_name, param_names, producer_version="opencann"):
     """The MINDIR bytes of an ONNX model (single graph, no control flow); `param_names` maps the
     initializers that are the network's Parameters to their names."""
     import onnx
@@ -439,8 +439,8 @@ def onnx_to_mindir(model, graph_name, param_names):
         out_vi += _bytes(2, _tensor(dims, elem))
     graph = b"".join(_bytes(1, n) for n in w.nodes) + _bytes(2, graph_name)
     graph += b"".join(_bytes(3, p) for p in params) + b"".join(_bytes(5, i) for i in inputs) + _bytes(6, out_vi)
-    from .. import __version__ as ours
-    model_bytes = (_bytes(1, "1.1") + _bytes(2, "MindSpore") + _bytes(3, f"opencann-{ours}") + _bytes(5, "2.10.0")
+    # producer_name is the framework the file is for; producer_version says who wrote it.
+    model_bytes = (_bytes(1, "1.1") + _bytes(2, "MindSpore") + _bytes(3, producer_version) + _bytes(5, "2.10.0")
                    + _bytes(7, graph) + _int(10, 1) + b"".join(_bytes(12, p) for p in w.prims.values())
                    + _int(13, 3))
     return model_bytes

@@ -251,7 +251,9 @@ def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
     from ._mindir import onnx_to_mindir
     # The graph's parameters carry the network's names ("conv1.weight"), as MindSpore's export writes them.
     names = {p._key: p.name for p in net.get_parameters()} if hasattr(net, "get_parameters") else {}
-    data = onnx_to_mindir(model, f"{type(net).__name__}_construct", {k: names.get(k, k) for k in params})
+    from .. import __version__
+    data = onnx_to_mindir(model, f"{type(net).__name__}_construct", {k: names.get(k, k) for k in params},
+                          producer_version=f"opencann-{__version__}")
     path = file_name if file_name.endswith(".mindir") else file_name + ".mindir"
     with open(path, "wb") as f:
         f.write(data)

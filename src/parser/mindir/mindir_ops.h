@@ -30,6 +30,7 @@ Expected<MsValue> Minimum(Lowering& l);
 Expected<MsValue> Pow(Lowering& l);
 Expected<MsValue> Unary(Lowering& l);  // by primitive name: ReLU, Sigmoid, Exp, ...
 Expected<MsValue> Elu(Lowering& l);
+Expected<MsValue> Round(Lowering& l);
 Expected<MsValue> Reshape(Lowering& l);
 Expected<MsValue> Flatten(Lowering& l);
 Expected<MsValue> Transpose(Lowering& l);

@@ -51,7 +51,7 @@ Expected<MsValue> Unary(Lowering& l) {
       {"ReLU", "Relu"}, {"Sigmoid", "Sigmoid"}, {"Tanh", "Tanh"}, {"Exp", "Exp"}, {"Log", "Log"},
       {"Neg", "Neg"}, {"Abs", "Abs"}, {"Erf", "Erf"}, {"Sqrt", "Sqrt"}, {"Reciprocal", "Reciprocal"},
       {"HSwish", "HardSwish"}, {"Identity", "Identity"}, {"Floor", "Floor"}, {"Ceil", "Ceil"},
-      {"Sin", "Sin"}, {"Cos", "Cos"}, {"Softsign", "Softsign"}, {"Sign", "Sign"}, {"Round", "Round"}};
+      {"Sin", "Sin"}, {"Cos", "Cos"}, {"Softsign", "Softsign"}, {"Sign", "Sign"}};
   if (auto it = kDirect.find(op); it != kDirect.end()) return l.Out(l.Emit1(it->second, {x}));
   const DataType dt = xm.dtype != DataType::kUndefined ? xm.dtype : l.Result().dtype;
   if (op == "ReLU6") return l.Out(l.Emit1("Clip", {x, l.ConstScalar(0, dt), l.ConstScalar(6, dt)}));
@@ -75,6 +75,14 @@ Expected<MsValue> Elu(Lowering& l) {
   OC_ASSIGN_OR_RETURN(MsValue x, l.TensorArg(0));
   OC_ASSIGN_OR_RETURN(double alpha, l.FloatArg(1));
   return l.Out(l.Emit1("Elu", {x.tensor}, {{"alpha", FloatAttr(static_cast<float>(alpha))}}));
+}
+
+// Round(input, decimals): to the nearest integer, halves to even.
+Expected<MsValue> Round(Lowering& l) {
+  OC_ASSIGN_OR_RETURN(MsValue x, l.TensorArg(0));
+  OC_ASSIGN_OR_RETURN(int64_t decimals, l.IntArg(1));
+  if (decimals != 0) return l.Unsupported(StrCat("decimals=", decimals, " is not supported (only 0)"));
+  return l.Out(l.Emit1("Round", {x.tensor}));
 }
 
 // Reshape(input, shape): shape is a tuple of ints (-1 once at most) or an int64 tensor.

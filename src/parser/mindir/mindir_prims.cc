@@ -62,8 +62,9 @@ const std::vector<PrimDef>& Table() {
     binary("Pow", ops::Pow);
     for (const char* op : {"ReLU", "ReLU6", "Sigmoid", "Tanh", "GeLU", "FastGeLU", "SiLU", "HSwish", "HSigmoid",
                            "Exp", "Log", "Neg", "Abs", "Erf", "Sqrt", "Rsqrt", "Square", "Reciprocal", "Identity",
-                           "Floor", "Ceil", "Sin", "Cos", "Softsign", "Sign", "Round"})
+                           "Floor", "Ceil", "Sin", "Cos", "Softsign", "Sign"})
       unary(op);
+    t.push_back({"Round", {Req("input"), Opt("decimals", M::Int(0))}, ops::Round});
     t.push_back({"Elu", {Req("input_x"), Opt("alpha", M::Float(1.0))}, ops::Elu});
     // shapes and data movement
     t.push_back({"Reshape", {Req("input"), Req("shape")}, ops::Reshape});
