@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <set>
 
 #include "base/thread_pool.h"
 #include "executor/executable.h"
 #include "mindir.pb.h"
+#include "parser/mindir/mindir_lower.h"
 #include "passes/pipeline.h"
 
 namespace oc {
@@ -220,6 +223,44 @@ TEST(MindirParser, AppliesInputShapesByInputName) {
   g = ParseMindirBytes(bytes.data(), bytes.size(), opts);
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("its inputs are: x"), std::string::npos) << g.status().message();
+}
+
+}  // namespace
+}  // namespace oc
+
+namespace oc {
+namespace {
+
+// docs/frontends.md's table of supported primitives is the lowering table, no more, no less.
+TEST(MindirParser, DocsListExactlyTheSupportedPrimitives) {
+  std::ifstream in(std::string(OC_SOURCE_DIR) + "/docs/frontends.md");
+  ASSERT_TRUE(in) << "docs/frontends.md";
+  std::string line;
+  bool in_table = false;
+  std::set<std::string> documented;
+  while (std::getline(in, line)) {
+    if (line.rfind("| MindSpore primitive |", 0) == 0) { in_table = true; continue; }
+    if (!in_table) continue;
+    if (line.empty() || line[0] != '|') break;
+    if (line.rfind("| ---", 0) == 0) continue;
+    std::string cell = line.substr(2, line.find('|', 1) - 2);
+    size_t pos = 0;
+    while (pos < cell.size()) {
+      size_t end = cell.find(',', pos);
+      if (end == std::string::npos) end = cell.size();
+      std::string name = cell.substr(pos, end - pos);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (name.find(' ') != std::string::npos) name = name.substr(0, name.find(' '));  // "Round (decimals 0)"
+      documented.insert(name);
+      pos = end + 1;
+    }
+  }
+  std::set<std::string> supported;
+  for (const std::string& p : mindir::SupportedPrims()) supported.insert(p);
+  for (const char* p : {"MakeTuple", "TupleGetItem", "MakeList", "ListGetItem", "Return"}) supported.insert(p);
+  EXPECT_EQ(documented, supported);
+  std::printf("%zu primitives (%zu with lowerings)\n", supported.size(), mindir::SupportedPrims().size());
 }
 
 }  // namespace
