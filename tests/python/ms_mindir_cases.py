@@ -19,7 +19,7 @@ import traceback
 
 import numpy as np
 import mindspore as ms
-from mindspore import nn, ops
+from mindspore import mint, nn, ops
 
 ms.set_context(mode=ms.GRAPH_MODE)
 
@@ -127,6 +127,8 @@ class Elementwise(nn.Cell):
         self.fg = ops.FastGeLU()
         self.softsign = ops.Softsign()
         self.idx = ms.Tensor(np.array([2, 0, 1], np.int32))
+        self.w = ms.Parameter(ms.Tensor(np.linspace(-1, 1, 20, dtype=np.float32).reshape(4, 5)), name="w")
+        self.b = ms.Parameter(ms.Tensor(np.array([0.5, -0.5, 1, 0], np.float32)), name="b")
 
     def construct(self, x):
         a = ops.floor(x) + ops.ceil(x) * ops.sign(x) + ops.round(x)
@@ -137,7 +139,8 @@ class Elementwise(nn.Cell):
         r = ops.ReduceMax(keep_dims=True)(e, 2) - ops.ReduceMin(keep_dims=False)(e, (2,)).expand_dims(2)
         g = ops.gather(e, self.idx, 1)
         bmm = ops.BatchMatMul(transpose_b=True)(e, g)
-        return r, bmm, ops.matmul(e, g.transpose(0, 2, 1))
+        dense = ops.dense(ops.identity(e), self.w, self.b)
+        return r, bmm, ops.matmul(e, g.transpose(0, 2, 1)), dense, mint.bmm(e, g.transpose(0, 2, 1))
 
 
 class Unsupported(nn.Cell):
