@@ -196,6 +196,32 @@ def test_our_export_compiles_and_matches_our_network(work, name, tmp_path):
     _compare(outs, _npz_list(os.path.join(work, f"ours_{name}_out.npz")), f"our {name} through atc")
 
 
+# ---- our mindspore.load + nn.GraphCell --------------------------------------------------------
+
+@pytest.mark.parametrize("name", REF_NETS)
+def test_our_load_runs_mindspore_export_like_mindspore(work, name):
+    cell = nn.GraphCell(ms.load(os.path.join(work, f"ref_{name}.mindir")))
+    outs = _outputs(cell(ms.Tensor(np.load(os.path.join(work, f"ref_{name}_in.npy")))))
+    _compare(outs, _npz_list(os.path.join(work, f"ref_{name}_out.npz")), f"our load of MindSpore's {name}")
+
+
+@pytest.mark.parametrize("name", OUR_NETS)
+def test_our_load_runs_our_export_like_our_network(work, name):
+    cell = nn.GraphCell(ms.load(os.path.join(work, f"ours_{name}.mindir")))
+    outs = _outputs(cell(ms.Tensor(np.load(os.path.join(work, f"ours_{name}_in.npy")))))
+    _compare(outs, _npz_list(os.path.join(work, f"ours_{name}_out.npz")), f"our load of our {name}")
+
+
+def test_load_refuses_missing_and_unsupported_files(work, tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        ms.load(str(tmp_path / "none.mindir"))
+    with pytest.raises(ValueError, match="only MINDIR"):
+        ms.load(str(tmp_path / "net.air"))
+    cell = nn.GraphCell(ms.load(os.path.join(work, "unsupported.mindir")))
+    with pytest.raises(Exception, match="CumSum nodes"):
+        cell(ms.Tensor(np.ones((2, 4), np.float32)))
+
+
 # ---- (d) unsupported primitives -------------------------------------------------------------------
 
 def test_unsupported_primitives_are_listed_by_name(work, tmp_path):

@@ -258,3 +258,28 @@ def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
     with open(path, "wb") as f:
         f.write(data)
     return path
+
+
+class MindIRGraph:
+    """A MINDIR model read by load(); nn.GraphCell runs it."""
+
+    def __init__(self, data, path):
+        self._data = data
+        self.path = path
+
+    def __repr__(self):
+        return f"MindIRGraph('{self.path}', {len(self._data)} bytes)"
+
+
+def load(file_name, **kwargs):
+    """Reads a MINDIR file (ours or MindSpore's) for nn.GraphCell. The model is
+    compiled when the cell first runs, by the same reader as atc --framework=1."""
+    for key in ("dec_key", "obf_func"):
+        if kwargs.get(key) is not None:
+            raise NotImplementedError(f"load: {key} (encrypted or obfuscated MINDIR) is not supported")
+    if not str(file_name).endswith(".mindir"):
+        raise ValueError(f"load: '{file_name}' is not a .mindir file (only MINDIR is supported)")
+    if not os.path.isfile(file_name):
+        raise ValueError(f"load: the file '{file_name}' does not exist")
+    with open(file_name, "rb") as f:
+        return MindIRGraph(f.read(), str(file_name))
