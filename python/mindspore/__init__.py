@@ -14,7 +14,7 @@ from .common.initializer import set_seed as _set_init_seed
 from .context import set_context, get_context, GRAPH_MODE, PYNATIVE_MODE
 from . import context, ops, nn, train, dataset
 from .ops.composite import value_and_grad, grad
-from .train.serialization import save_checkpoint, load_checkpoint, load_param_into_net, export
+from .train.serialization import save_checkpoint, load_checkpoint, load_param_into_net, export, load
 from .train.model import Model
 from ._jit import jit
 

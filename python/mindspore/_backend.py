@@ -67,6 +67,7 @@ for _name, _res, _args in [
     ("ocms_store_get", _I, [_P, _STR, _P, _SZ]),
     ("ocms_store_remove", _I, [_P, _STR]),
     ("ocms_compile", _I, [_P, _P, _SZ, _STR, ctypes.POINTER(_P)]),
+    ("ocms_compile_mindir", _I, [_P, _P, _SZ, _STR, ctypes.POINTER(_P)]),
     ("ocms_program_free", None, [_P]),
     ("ocms_program_count", _SZ, [_P, _I]),
     ("ocms_program_io", _I, [_P, _I, _SZ, _STR, _SZ, _PI, _PI64, _PI]),
@@ -154,11 +155,13 @@ store = Store()
 class Program:
     """A compiled program: feeds (numpy arrays) in, fetches out."""
 
-    def __init__(self, model_bytes, spec):
+    def __init__(self, model_bytes, spec, mindir=False):
+        """`model_bytes`: ONNX, or with `mindir` a MindSpore MINDIR model (src/parser/mindir)."""
         h = _P()
         buf = ctypes.create_string_buffer(model_bytes, len(model_bytes)) if model_bytes else None
-        _check(_lib.ocms_compile(store._h, buf, len(model_bytes) if model_bytes else 0,
-                                 json.dumps(spec).encode(), ctypes.byref(h)))
+        compile_fn = _lib.ocms_compile_mindir if mindir else _lib.ocms_compile
+        _check(compile_fn(store._h, buf, len(model_bytes) if model_bytes else 0,
+                          json.dumps(spec).encode(), ctypes.byref(h)))
         self._h = h
         self.feeds = [self._io(0, i) for i in range(_lib.ocms_program_count(h, 0))]
         self.fetches = [self._io(1, i) for i in range(_lib.ocms_program_count(h, 1))]

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/thread_pool.h"
+#include "parser/mindir/mindir_parser.h"
 #include "parser/onnx/onnx_parser.h"
 #include "passes/passes.h"
 #include "passes/pipeline.h"
@@ -290,6 +291,25 @@ int ocms_compile(OcmsStore* store, const void* onnx, size_t size, const char* sp
       OC_RETURN_IF_ERROR(Need(onnx, "onnx"));
       OC_ASSIGN_OR_RETURN(graph, oc::ParseOnnxBytes(onnx, size, "", {}));
     }
+    std::lock_guard<std::mutex> lock(store->mu);
+    OC_ASSIGN_OR_RETURN(std::unique_ptr<oc::train::Program> p,
+                        oc::train::Program::Compile(std::move(graph), spec, store->store));
+    *program = new OcmsProgram{store, std::move(p)};
+    return Status::Ok();
+  });
+}
+
+int ocms_compile_mindir(OcmsStore* store, const void* mindir, size_t size, const char* spec_json,
+                        OcmsProgram** program) {
+  return Guard([&]() -> Status {
+    OC_RETURN_IF_ERROR(Need(store, "store"));
+    OC_RETURN_IF_ERROR(Need(program, "program"));
+    OC_RETURN_IF_ERROR(Need(mindir, "mindir"));
+    *program = nullptr;
+    OC_ASSIGN_OR_RETURN(oc::train::ProgramSpec spec, ParseSpec(spec_json));
+    OC_ASSIGN_OR_RETURN(std::unique_ptr<oc::Graph> graph, oc::ParseMindirBytes(mindir, size, {}));
+    if (spec.fetches.empty())
+      for (const oc::Value* v : graph->outputs) spec.fetches.push_back(v->name);
     std::lock_guard<std::mutex> lock(store->mu);
     OC_ASSIGN_OR_RETURN(std::unique_ptr<oc::train::Program> p,
                         oc::train::Program::Compile(std::move(graph), spec, store->store));

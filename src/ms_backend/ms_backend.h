@@ -53,6 +53,10 @@ OCMS_API int ocms_store_names(const OcmsStore* store, char* buf, size_t cap, siz
  * "epsilon_mode", "weight_decay": [per param], "max_grad_norm",
  * "state_prefixes": [...], "step_name"}}. Every key is optional. */
 OCMS_API int ocms_compile(OcmsStore* store, const void* onnx, size_t size, const char* spec_json, OcmsProgram** program);
+/* The same for a MindSpore MINDIR model (mindir NULL is an error); with no
+ * "fetches" in the spec, the model's outputs are fetched (mindspore.load). */
+OCMS_API int ocms_compile_mindir(OcmsStore* store, const void* mindir, size_t size, const char* spec_json,
+                                 OcmsProgram** program);
 OCMS_API void ocms_program_free(OcmsProgram* program);
 /* Feeds (is_fetch 0) or fetches (1). */
 OCMS_API size_t ocms_program_count(const OcmsProgram* program, int is_fetch);

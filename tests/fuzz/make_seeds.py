@@ -81,6 +81,57 @@ def write_onnx(dest):
             fh.write(m.SerializeToString())
 
 
+def write_mindir(dest):
+    """MINDIR files (src/parser/mindir/mindir_parser_fuzz.cc) written by our
+    exporter (python/mindspore/train/_mindir.py, loaded alone: no libms_backend
+    needed) from small ONNX graphs: PRIMITIVE and PRIMITIVE_FUNCTION calls,
+    tuples, TupleGetItem, scalar and tuple constants, parameters."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "oc_mindir_writer", os.path.join(HERE, "..", "..", "python", "mindspore", "train", "_mindir.py"))
+    writer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(writer)
+    f = TensorProto.FLOAT
+    rng = np.random.default_rng(0)
+    arr = lambda *s: rng.normal(0, 1, s).astype(np.float32)  # noqa: E731
+    models = {}
+    inits = [numpy_helper.from_array(arr(4, 2, 3, 3), "c.weight"), numpy_helper.from_array(arr(4), "c.bias"),
+             numpy_helper.from_array(arr(4), "bn.gamma"), numpy_helper.from_array(arr(4), "bn.beta"),
+             numpy_helper.from_array(arr(4), "bn.mean"), numpy_helper.from_array(np.ones(4, np.float32), "bn.var")]
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "c.weight", "c.bias"], ["c"], pads=[1, 1, 1, 1], group=1),
+         helper.make_node("BatchNormalization", ["c", "bn.gamma", "bn.beta", "bn.mean", "bn.var"], ["b"]),
+         helper.make_node("Relu", ["b"], ["r"]),
+         helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+         helper.make_node("AveragePool", ["m"], ["y"], kernel_shape=[2, 2], auto_pad="SAME_UPPER")],
+        "conv", [helper.make_tensor_value_info("x", f, [1, 2, 8, 8])], [helper.make_tensor_value_info("y", f, None)],
+        inits)
+    models["conv_bn_pools"] = (g, [i.name for i in inits])
+    inits = [numpy_helper.from_array(arr(5, 3), "d.weight"), numpy_helper.from_array(arr(5), "d.bias"),
+             numpy_helper.from_array(arr(5), "ln.gamma"), numpy_helper.from_array(arr(5), "ln.beta"),
+             numpy_helper.from_array(np.array([5, 2], np.int64), "shape")]
+    g = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "d.weight", "d.bias"], ["d"], transB=1),
+         helper.make_node("Gelu", ["d"], ["g"], approximate="tanh"),
+         helper.make_node("LayerNormalization", ["g", "ln.gamma", "ln.beta"], ["l"], axis=-1),
+         helper.make_node("Softmax", ["l"], ["s"], axis=-1),
+         helper.make_node("Transpose", ["s"], ["t"], perm=[1, 0]),
+         helper.make_node("Reshape", ["t", "shape"], ["rs"]),
+         helper.make_node("ReduceMean", ["rs"], ["y0"], axes=[1], keepdims=1),
+         helper.make_node("Cast", ["s"], ["h"], to=TensorProto.FLOAT16),
+         helper.make_node("Cast", ["h"], ["y1"], to=TensorProto.FLOAT),
+         helper.make_node("Concat", ["s", "y1"], ["y2"], axis=0)],
+        "dense", [helper.make_tensor_value_info("x", f, [2, 3])],
+        [helper.make_tensor_value_info(n, f, None) for n in ("y0", "y2")], inits)
+    models["dense_norm_shapes"] = (g, ["d.weight", "d.bias", "ln.gamma", "ln.beta"])
+    os.makedirs(dest, exist_ok=True)
+    for name, (g, params) in models.items():
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
+        data = writer.onnx_to_mindir(m, name, {p: p for p in params}, producer_version="opencann-seed")
+        with open(os.path.join(dest, name + ".mindir"), "wb") as fh:
+            fh.write(data)
+
+
 def write_npy(dest):
     os.makedirs(dest, exist_ok=True)
     arrays = {
@@ -155,6 +206,7 @@ def write_dvpp(dest):
 
 if __name__ == "__main__":
     write_onnx(os.path.join(HERE, "onnx_parser"))
+    write_mindir(os.path.join(HERE, "mindir_parser"))
     write_npy(os.path.join(HERE, "npy"))
     write_om(os.path.join(HERE, "om"))
     write_dvpp(os.path.join(HERE, "dvpp"))

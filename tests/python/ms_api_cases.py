@@ -123,9 +123,22 @@ def test_export_onnx_compiles_with_atc_and_msame_agrees(trained, tmp_path):
     np.testing.assert_allclose(outs[0], net(Tensor(batch)).asnumpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_mindir_export_is_refused_clearly(tmp_path):
-    with pytest.raises(NotImplementedError, match="MINDIR"):
-        ms.export(nn.Dense(2, 2), Tensor(np.ones((1, 2), np.float32)), file_name=str(tmp_path / "m"))
+def test_export_mindir_by_default_compiles_with_atc_and_msame_agrees(trained, tmp_path):
+    # test_mindir.py checks these files against the real MindSpore.
+    net, _, _, x, _, _ = trained
+    net.set_train(False)
+    batch = x[:16]
+    path = ms.export(net, Tensor(batch), file_name=str(tmp_path / "lenet"))
+    assert path.endswith(".mindir")
+    oc_harness.run_tool([oc_harness.ATC, f"--model={path}", "--framework=1", f"--output={tmp_path / 'lenet'}"])
+    outs, _ = oc_harness.msame_run(str(tmp_path / "lenet.om"), [batch], str(tmp_path))
+    np.testing.assert_allclose(outs[0], net(Tensor(batch)).asnumpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_unknown_export_format_is_refused_clearly(tmp_path):
+    with pytest.raises(NotImplementedError, match="'AIR' is not supported; use 'MINDIR' or 'ONNX'"):
+        ms.export(nn.Dense(2, 2), Tensor(np.ones((1, 2), np.float32)), file_name=str(tmp_path / "m"),
+                  file_format="AIR")
 
 
 class TwoDense(nn.Cell):

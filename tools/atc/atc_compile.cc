@@ -19,6 +19,7 @@
 #include "executor/interpreter_ops.h"
 #include "om/om_file.h"
 #include "ops/cpu/gemm/gemm_bf16.h"
+#include "parser/mindir/mindir_parser.h"
 #include "parser/onnx/onnx_parser.h"
 #include "passes/pipeline.h"
 #include "passes/calibrate.h"
@@ -283,7 +284,10 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
 
   Progress progress(f.log);
   progress.Info("parsing " + f.model);
-  auto parsed = ParseOnnxFile(f.model, popts);
+  // --framework=1 is a MindSpore MINDIR file, lowered onto the same IR.
+  const bool mindspore = f.framework && *f.framework == 1;
+  auto parse = [&]() { return mindspore ? ParseMindirFile(f.model, popts) : ParseOnnxFile(f.model, popts); };
+  auto parsed = parse();
   if (!parsed.ok()) return ParseError(parsed.status());
   std::shared_ptr<Graph> graph(std::move(parsed).value());
   if (auto err = ApplyDynamicInputShapes(*graph, shape_entries)) return err;
@@ -342,7 +346,7 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
     qopts.disabled_passes = fusion_switch.disabled;
     if (f.calibration_method == "percentile") qopts.method = quant::CalibrationMethod::kPercentile;
     auto fresh = [&]() -> Expected<std::unique_ptr<Graph>> {
-      auto g = ParseOnnxFile(f.model, popts);
+      auto g = parse();
       if (!g.ok()) return g.status();
       if (auto err = ApplyDynamicInputShapes(**g, shape_entries)) return InvalidArgument(err->message);
       return std::move(g).value();
@@ -439,7 +443,7 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
   OmWriteOptions wopts;
   wopts.target = HostTarget();
   wopts.producer_version = OPENCANN_VERSION;
-  wopts.source_framework = "onnx";
+  wopts.source_framework = mindspore ? "mindspore" : "onnx";
   // Weights that prepacked bytes hold exactly are stored only there, unless
   // OPENCANN_OM_RAW_WEIGHTS=1 asks for a file that builds before that read.
   const char* raw_env = std::getenv("OPENCANN_OM_RAW_WEIGHTS");

@@ -1,6 +1,7 @@
 #include "atc_flags.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -18,8 +19,10 @@ struct FlagInfo {
 constexpr FlagInfo kFlags[] = {
     {"mode", "<0|1|6>", "0: compile a model to .om (default); 1: dump a .om as JSON (--om, --json); "
                         "6: print a .om summary (--om)"},
-    {"model", "<path>", "the source model (.onnx); external-data files are read from its folder"},
-    {"framework", "<5>", "source framework: 5 = ONNX (0 Caffe, 1 MindSpore, 3 TensorFlow are not supported)"},
+    {"model", "<path>", "the source model (.onnx, or .mindir with --framework=1); ONNX external-data files are "
+                        "read from its folder"},
+    {"framework", "<1|5>", "source framework: 5 = ONNX, 1 = MindSpore (MINDIR); 0 Caffe and 3 TensorFlow are "
+                           "not supported"},
     {"output", "<path>", "output model path without suffix; '.om' is appended"},
     {"input_shape", "<\"name:n,c,h,w;...\">",
      "shapes for model inputs; -1 = a dim set at run time (or by a --dynamic_* gear)"},
@@ -72,7 +75,7 @@ struct Unsupported {
   const char* reason;
 };
 constexpr Unsupported kUnsupported[] = {
-    {"weight", "only ONNX models are supported; their weights are inside (or next to) the .onnx file"},
+    {"weight", "Caffe models are not supported; ONNX and MINDIR models carry their weights in (or next to) the file"},
     {"is_input_adjust_hw_layout", "float16 / NC1HWC0 inputs are not available"},
     {"is_output_adjust_hw_layout", "float16 / NC1HWC0 outputs are not available"},
     {"dump_mode", "dumping is not available yet"},
@@ -362,10 +365,18 @@ std::optional<AtcError> ValidateCompileFlags(const AtcFlags& f) {
   if (f.model.empty()) return AtcError{"E10003", "parameter [--model] is required in --mode=0"};
   if (!f.framework) return AtcError{"E10003", "parameter [--framework] is required in --mode=0 (5 = ONNX)"};
   if (f.output.empty()) return AtcError{"E10003", "parameter [--output] is required in --mode=0"};
-  static const std::map<int, const char*> kFrameworks = {{0, "Caffe"}, {1, "MindSpore"}, {3, "TensorFlow"}};
+  static const std::map<int, const char*> kFrameworks = {{0, "Caffe"}, {3, "TensorFlow"}};
   if (auto it = kFrameworks.find(*f.framework); it != kFrameworks.end())
     return AtcError{"E10004", std::string("--framework=") + std::to_string(*f.framework) + " (" + it->second +
-                                  ") is not supported; only ONNX models (--framework=5) can be compiled"};
+                                  ") is not supported; ONNX (--framework=5) and MindSpore MINDIR (--framework=1) "
+                                  "models can be compiled"};
+  if (*f.framework == 1) {
+    std::string ext = f.model.size() >= 4 ? f.model.substr(f.model.size() - 4) : "";
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (ext == ".air")
+      return AtcError{"E10004", "--framework=1 with an .air model is not supported yet; export MINDIR "
+                                "(mindspore.export(..., file_format=\"MINDIR\"))"};
+  }
   // The host CPU is the only target; Ascend SoC names are recognised so that
   // an unchanged Ascend command line gets a clear answer.
   const std::string& soc = f.soc_version;
@@ -444,9 +455,10 @@ std::optional<AtcError> ValidateCompileFlags(const AtcFlags& f) {
 std::string UsageText() {
   std::ostringstream os;
   os << "Usage: atc --model=<model.onnx> --framework=5 --output=<name> [options]\n"
+        "       atc --model=<model.mindir> --framework=1 --output=<name> [options]\n"
         "       atc --mode=1 --om=<model.om> --json=<out.json>\n"
         "       atc --mode=6 --om=<model.om>\n\n"
-        "Compiles an ONNX model into an offline model (.om) for the OpenCANN CPU runtime.\n\n"
+        "Compiles an ONNX or MindSpore (MINDIR) model into an offline model (.om) for the OpenCANN CPU runtime.\n\n"
         "Options:\n";
   for (const auto& f : kFlags) {
     std::string lhs = std::string("  --") + f.name + (*f.value ? std::string("=") + f.value : "");

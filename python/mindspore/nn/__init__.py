@@ -1,5 +1,6 @@
 """`mindspore.nn`: cells, layers, losses, optimizers and training wrappers."""
 from .cell import Cell
+from .graph_cell import GraphCell
 from .layer import *  # noqa: F401,F403
 from .loss import (LossBase, SoftmaxCrossEntropyWithLogits, CrossEntropyLoss, NLLLoss, MSELoss, L1Loss,
                    BCEWithLogitsLoss)

@@ -204,14 +204,10 @@ def load_param_into_net(net, parameter_dict, strict_load=False, remove_redundanc
     return not_loaded, ckpt_not_loaded
 
 
-def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
-    """Writes the network's inference graph: ONNX (`file_name`.onnx), which atc compiles."""
-    if file_format.upper() != "ONNX":
-        raise NotImplementedError(f"export: file_format '{file_format}' is not supported yet; use 'ONNX' "
-                                  "(atc --framework=5 compiles it)")
+def _trace_onnx(net, inputs):
+    """The network's inference graph as an ONNX model, and its Parameters' names."""
     from .. import _engine
     from .._compile import flatten
-    import onnx
     from onnx import helper, numpy_helper
     trace = _engine.Trace(type(net).__name__)
     sym = []
@@ -237,6 +233,53 @@ def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _engine.OPSET)],
                               producer_name="mindspore-opencann")
     model.ir_version = 8
-    path = file_name if file_name.endswith(".onnx") else file_name + ".onnx"
-    onnx.save(model, path)
+    return model, list(trace.bound)
+
+
+def export(net, *inputs, file_name, file_format="MINDIR", **kwargs):
+    """Writes the network's inference graph: ONNX (`file_name`.onnx, `atc --framework=5`) or
+    MINDIR (`file_name`.mindir: MindSpore's mindspore.load reads it, `atc --framework=1` compiles it)."""
+    fmt = file_format.upper()
+    if fmt not in ("ONNX", "MINDIR"):
+        raise NotImplementedError(f"export: file_format '{file_format}' is not supported; use 'MINDIR' or 'ONNX'")
+    model, params = _trace_onnx(net, inputs)
+    if fmt == "ONNX":
+        import onnx
+        path = file_name if file_name.endswith(".onnx") else file_name + ".onnx"
+        onnx.save(model, path)
+        return path
+    from ._mindir import onnx_to_mindir
+    # The graph's parameters carry the network's names ("conv1.weight"), as MindSpore's export writes them.
+    names = {p._key: p.name for p in net.get_parameters()} if hasattr(net, "get_parameters") else {}
+    from .. import __version__
+    data = onnx_to_mindir(model, f"{type(net).__name__}_construct", {k: names.get(k, k) for k in params},
+                          producer_version=f"opencann-{__version__}")
+    path = file_name if file_name.endswith(".mindir") else file_name + ".mindir"
+    with open(path, "wb") as f:
+        f.write(data)
     return path
+
+
+class MindIRGraph:
+    """A MINDIR model read by load(); nn.GraphCell runs it."""
+
+    def __init__(self, data, path):
+        self._data = data
+        self.path = path
+
+    def __repr__(self):
+        return f"MindIRGraph('{self.path}', {len(self._data)} bytes)"
+
+
+def load(file_name, **kwargs):
+    """Reads a MINDIR file (ours or MindSpore's) for nn.GraphCell. The model is
+    compiled when the cell first runs, by the same reader as atc --framework=1."""
+    for key in ("dec_key", "obf_func"):
+        if kwargs.get(key) is not None:
+            raise NotImplementedError(f"load: {key} (encrypted or obfuscated MINDIR) is not supported")
+    if not str(file_name).endswith(".mindir"):
+        raise ValueError(f"load: '{file_name}' is not a .mindir file (only MINDIR is supported)")
+    if not os.path.isfile(file_name):
+        raise ValueError(f"load: the file '{file_name}' does not exist")
+    with open(file_name, "rb") as f:
+        return MindIRGraph(f.read(), str(file_name))
