@@ -268,6 +268,58 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
  * attr reports the same memory. ACL_ERROR_INVALID_PARAM for NULL pointers. */
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
 
+/* ---- Kernel binaries (Ascend C) --------------------------------------------------- */
+/* On the CPU a kernel binary is a shared library built by ascendc++ -shared -fPIC
+ * from Ascend C kernel sources; each kernel it defines can be launched by name
+ * with its arguments packed in memory, one 8-byte slot per argument (pointers
+ * and scalars of up to 8 bytes), in the kernel's parameter order. */
+typedef void *aclrtBinHandle;
+typedef void *aclrtFuncHandle;
+typedef void *aclrtBinary;
+
+typedef enum aclrtBinaryLoadOptionType {
+  ACL_RT_BINARY_LOAD_OPT_LAZY_LOAD = 1,
+  ACL_RT_BINARY_LOAD_OPT_LAZY_MAGIC = 2,
+  ACL_RT_BINARY_LOAD_OPT_MAGIC = 2,
+  ACL_RT_BINARY_LOAD_OPT_CPU_KERNEL_MODE = 3,
+} aclrtBinaryLoadOptionType;
+typedef union aclrtBinaryLoadOptionValue {
+  uint32_t isLazyLoad;
+  uint32_t magic;
+  int32_t cpuKernelMode;
+  uint32_t rsv[4];
+} aclrtBinaryLoadOptionValue;
+typedef struct aclrtBinaryLoadOption {
+  aclrtBinaryLoadOptionType type;
+  aclrtBinaryLoadOptionValue value;
+} aclrtBinaryLoadOption;
+typedef struct aclrtBinaryLoadOptions {
+  aclrtBinaryLoadOption *options;
+  size_t numOpt;
+} aclrtBinaryLoadOptions;
+
+/* Loads the kernel library at binPath (options are accepted and ignored). A
+ * file that is not such a library: ACL_ERROR_INVALID_FILE naming it. */
+ACL_FUNC_VISIBILITY aclError aclrtBinaryLoadFromFile(const char *binPath, aclrtBinaryLoadOptions *options,
+                                                     aclrtBinHandle *binHandle);
+/* A binary from bytes in memory (the library's file contents); owned by the
+ * caller until aclrtDestroyBinary. NULL for NULL data or length 0. */
+ACL_FUNC_VISIBILITY aclrtBinary aclrtCreateBinary(const void *data, size_t dataLen);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyBinary(aclrtBinary binary);
+ACL_FUNC_VISIBILITY aclError aclrtBinaryLoad(const aclrtBinary binary, aclrtBinHandle *binHandle);
+/* The kernel named kernelName in the binary; ACL_ERROR_INVALID_PARAM naming the
+ * kernels it has when there is none of that name. */
+ACL_FUNC_VISIBILITY aclError aclrtBinaryGetFunction(const aclrtBinHandle binHandle, const char *kernelName,
+                                                    aclrtFuncHandle *funcHandle);
+/* Queues the kernel on the stream; the arguments are read from argsData
+ * (device or host memory) when the launch runs, in stream order. A size that
+ * does not match the kernel's parameters: ACL_ERROR_INVALID_PARAM. */
+ACL_FUNC_VISIBILITY aclError aclrtLaunchKernel(aclrtFuncHandle funcHandle, uint32_t blockDim, const void *argsData,
+                                               size_t argsSize, aclrtStream stream);
+/* Unloads the binary; its function handles become invalid. Wait for launches
+ * of its kernels (synchronize their streams) first. */
+ACL_FUNC_VISIBILITY aclError aclrtBinaryUnLoad(aclrtBinHandle binHandle);
+
 /* ---- OpenCANN extension ---------------------------------------------------------- */
 
 /* Sets the number of CPU threads used inside one model execution (the caller

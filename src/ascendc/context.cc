@@ -65,11 +65,10 @@ std::string Format(const char* fmt, ...) {
 
 void Fail(const char* api, const std::string& what) {
   const Block& b = t_block;
-  std::string msg = b.in_kernel ? Format("Ascend C kernel '%s', block %lld of %lld: %s: %s", b.kernel,
-                                         static_cast<long long>(b.idx), static_cast<long long>(b.num), api,
-                                         what.c_str())
-                                : Format("Ascend C (outside a kernel launch): %s: %s", api, what.c_str());
-  throw KernelFault{std::move(msg)};
+  // Outside a launch nothing would catch the fault: report it and stop.
+  if (!b.in_kernel) ExitWithError(Format("Ascend C (outside a kernel launch): %s: %s", api, what.c_str()));
+  throw KernelFault{Format("Ascend C kernel '%s', block %lld of %lld: %s: %s", b.kernel,
+                           static_cast<long long>(b.idx), static_cast<long long>(b.num), api, what.c_str())};
 }
 
 const char* PositionName(TPosition p) {

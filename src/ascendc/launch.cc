@@ -119,6 +119,12 @@ bool RunNow(const KernelCall& call, std::string* error) {
   return false;
 }
 
+uint32_t BadPackedArgs(const char* name, size_t want, size_t got) {
+  std::fprintf(stderr, "[ERROR] aclrtLaunchKernel: kernel '%s' takes %zu bytes of arguments (8 per parameter), "
+                       "argsSize is %zu\n", name, want, got);
+  return 100000;  // ACL_ERROR_INVALID_PARAM
+}
+
 uint32_t LaunchOnStream(const KernelCall& call, void* stream) {
   std::string bad = CheckCall(call);
   if (!bad.empty()) {
@@ -126,9 +132,9 @@ uint32_t LaunchOnStream(const KernelCall& call, void* stream) {
     if (call.release) call.release(call.ctx);
     return 100000;  // ACL_ERROR_INVALID_PARAM
   }
+  // The names are string literals and the pointers live in the closure, which
+  // is released only after the task: both stay valid for the messages.
   auto* owned = new KernelCall(call);
-  owned->args = nullptr;  // the closure's pointers stay valid, but the names are gone after the call returns
-  owned->arg_names = nullptr;
   return static_cast<uint32_t>(
       aclrtOcEnqueueHostTask(static_cast<aclrtStream>(stream), &StreamTask, owned, &ReleaseTask, call.kernel));
 }

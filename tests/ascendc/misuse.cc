@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
   }
   g_mode = argv[1];
   if (g_mode == "stream") {
-    g_mode = "local_oob";
+    g_mode = "gm_oob";
     if (aclInit(nullptr) || aclrtSetDevice(0)) return 3;
     aclrtStream stream;
     void *in, *out;

@@ -433,7 +433,8 @@ def test_correct_use_passes_and_stream_reports_kernel_faults(progs):
     proc = subprocess.run([progs["misuse"], "stream"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "launch=0 sync=507015" in proc.stdout  # ACL_ERROR_RT_AICORE_EXCEPTION
-    assert "Ascend C kernel 'misuse_kernel', block 0 of 1: Add: elements [0, 300)" in proc.stdout
+    assert ("Ascend C kernel 'misuse_kernel', block 0 of 1: DataCopy (source): elements [0, 64) of a "
+            "GlobalTensor<float> at kernel argument 'in' + 4000 bytes") in proc.stdout, proc.stdout
     assert "again launch=0 sync=0" in proc.stdout
 
 
@@ -530,3 +531,22 @@ def test_compile_errors_name_the_original_file(tmp_path):
     proc = subprocess.run([DRIVER, "-c", str(src), "-o", str(tmp_path / "oops.o")], capture_output=True, text=True)
     assert proc.returncode != 0
     assert f"{src}:2" in proc.stderr and "undefined_call" in proc.stderr
+
+
+def test_acl_rt_launch_kernel_from_a_kernel_library(tmp_path):
+    lib = tmp_path / "libkernels.so"
+    proc = subprocess.run([DRIVER, "-shared", "-fPIC", os.path.join(SAMPLES, "add_tiled", "add_tiled.cpp"), "-o",
+                           str(lib)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    exe = compile_program(str(tmp_path), "launch_binary", os.path.join(SRC, "tests", "ascendc", "launch_binary.cc"))
+    proc = subprocess.run([exe, str(lib), "1003"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "file max_err=0" in out and "memory max_err=0" in out, out
+    assert "file short_args=100000" in out and "memory short_args=100000" in out  # ACL_ERROR_INVALID_PARAM
+    assert "takes 32 bytes of arguments (8 per parameter), argsSize is 24" in proc.stderr
+    assert "unknown_kernel=100000" in out and "defines no kernel 'no_such_kernel'" in out
+    assert "after_unload=100000" in out
+    assert "not_a_library=100003" in out and "is not a kernel library" in out  # ACL_ERROR_INVALID_FILE
+    assert "missing=100003" in out and "cannot read '/nonexistent/kernels.so'" in out
+    assert "done" in out

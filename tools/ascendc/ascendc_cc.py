@@ -10,6 +10,9 @@ It
   * writes `aclrtlaunch_<kernel>.h` for every kernel a source defines (what
     ACLRT_LAUNCH_KERNEL(kernel)(blockDim, stream, args...) needs) and defines
     `aclrtlaunch_<kernel>` beside the kernel;
+  * defines, for aclrtLaunchKernel, an entry per kernel that takes the packed
+    arguments (build kernels into a library with -shared -fPIC for
+    aclrtBinaryLoadFromFile);
   * adds the Ascend C include directories and, when linking, libascendc.so and
     libascendcl.so.
 Kernels are compiled for this machine's CPU (-march=native) unless -march or
@@ -164,7 +167,10 @@ def launch_definition(name, params):
     names = ", ".join(n for _, n in params)
     call = "".join(f", {n}" for _, n in params)
     return (f'\nextern "C" uint32_t aclrtlaunch_{name}(uint32_t blockDim, void* stream{args}) {{\n'
-            f'  return ::AscendC::ocimpl::Launch("{name}", "{names}", {name}, blockDim, stream{call});\n}}\n')
+            f'  return ::AscendC::ocimpl::Launch("{name}", "{names}", {name}, blockDim, stream{call});\n}}\n'
+            f'extern "C" __attribute__((visibility("default"))) uint32_t __ocasc_argsentry_{name}('
+            f'uint32_t blockDim, void* stream, const void* args, size_t size) {{\n'
+            f'  return ::AscendC::ocimpl::LaunchPacked("{name}", {name}, blockDim, stream, args, size);\n}}\n')
 
 
 def main(argv):

@@ -72,6 +72,35 @@ inline uint32_t Launch(const char* name, const char* arg_names, void (*kernel)(P
   return LaunchOnStream(call, stream);
 }
 
+/* aclrtLaunchKernel: the arguments packed one per 8-byte slot, read from `args`
+ * when the launch runs (stream order), not when it is queued. */
+template <typename... P>
+struct PackedClosure {
+  void (*kernel)(P...);
+  const uint8_t* args;
+  template <size_t... I>
+  void Call(std::index_sequence<I...>) const {
+    std::tuple<P...> t;
+    ((std::memcpy(&std::get<I>(t), args + 8 * I, sizeof(P))), ...);
+    std::apply(kernel, t);
+  }
+  static void Run(void* c) {
+    auto* self = static_cast<PackedClosure*>(c);
+    self->Call(std::index_sequence_for<P...>{});
+  }
+  static void Release(void* c) { delete static_cast<PackedClosure*>(c); }
+};
+uint32_t BadPackedArgs(const char* name, size_t want, size_t got);
+template <typename... P>
+inline uint32_t LaunchPacked(const char* name, void (*kernel)(P...), uint32_t blockDim, void* stream,
+                             const void* args, size_t size) {
+  static_assert(((sizeof(P) <= 8) && ...), "aclrtLaunchKernel passes each argument in an 8-byte slot");
+  if (size != 8 * sizeof...(P)) return BadPackedArgs(name, 8 * sizeof...(P), size);
+  auto* c = new PackedClosure<P...>{kernel, static_cast<const uint8_t*>(args)};
+  KernelCall call{name, blockDim, &PackedClosure<P...>::Run, c, &PackedClosure<P...>::Release, nullptr, nullptr, 0};
+  return LaunchOnStream(call, stream);
+}
+
 /* kernel<<<blockDim, l2ctrl, stream>>>(args...) after the driver's rewrite. */
 template <typename K>
 struct Chevron {
