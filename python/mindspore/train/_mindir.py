@@ -25,31 +25,7 @@ PRIMITIVE, PRIMITIVE_FUNCTION = 1, 2
 
 # ---- wire format ------------------------------------------------------------------
 
-def _varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _bytes(num, payload):
-    if isinstance(payload, str):
-        payload = payload.encode()
-    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _int(num, v):
-    return _varint(num << 3) + _varint(int(v))
-
-
-def _float(num, v):
-    return _varint(num << 3 | 5) + np.float32(v).tobytes()
+from ._protowire import bytes_field as _bytes, float32_field as _float, int_field as _int, varint as _varint  # noqa: E402,F401,E501
 
 
 def _tensor(dims, elem, name=None, raw=None, ref_key=None):

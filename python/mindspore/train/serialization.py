@@ -20,60 +20,7 @@ _TYPE_NAMES = {np.dtype(np.float16): "Float16", np.dtype(np.float32): "Float32",
 _NP_OF_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 
 
-# ---- protobuf wire format --------------------------------------------------------
-
-def _varint(n):
-    out = bytearray()
-    n &= (1 << 64) - 1
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _field(num, payload):
-    return _varint(num << 3 | 2) + _varint(len(payload)) + payload
-
-
-def _read_varint(buf, pos):
-    shift = result = 0
-    while True:
-        if pos >= len(buf):
-            raise ValueError("truncated varint")
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def _fields(buf):
-    """(field number, wire type, value) of a message; value is an int or bytes."""
-    pos = 0
-    while pos < len(buf):
-        key, pos = _read_varint(buf, pos)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, pos = _read_varint(buf, pos)
-        elif wt == 2:
-            n, pos = _read_varint(buf, pos)
-            if pos + n > len(buf):
-                raise ValueError(f"field {num} runs past the end of its message")
-            v, pos = bytes(buf[pos:pos + n]), pos + n
-        elif wt == 1:
-            v, pos = bytes(buf[pos:pos + 8]), pos + 8
-        elif wt == 5:
-            v, pos = bytes(buf[pos:pos + 4]), pos + 4
-        else:
-            raise ValueError(f"unsupported wire type {wt} for field {num}")
-        yield num, wt, v
+from ._protowire import bytes_field as _field, fields as _fields, read_varint as _read_varint, varint as _varint  # noqa: E402,F401
 
 
 def _encode(name, array):
