@@ -14,4 +14,7 @@
 #include "ascendc_cpu/debug.h"
 #include "ascendc_cpu/launch.h"
 
+/* The interface's earlier name. */
+namespace tik2 = AscendC;
+
 #endif  // OPENCANN_ASCENDC_KERNEL_OPERATOR_H_
