@@ -9,11 +9,11 @@ constexpr int32_t BUFFER_NUM = 2;
 
 class KernelLeakyRelu {
  public:
-  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const LeakyReluTiling& t) {
-    blockLength_ = t.totalLength / GetBlockNum();
-    tileLength_ = blockLength_ / t.tileNum / BUFFER_NUM;
-    loops_ = t.tileNum * BUFFER_NUM;
-    alpha_ = static_cast<half>(t.alpha);
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, uint32_t totalLength, uint32_t tileNum, float alpha) {
+    blockLength_ = totalLength / GetBlockNum();
+    tileLength_ = blockLength_ / tileNum / BUFFER_NUM;
+    loops_ = tileNum * BUFFER_NUM;
+    alpha_ = static_cast<half>(alpha);
     xGm.SetGlobalBuffer((__gm__ half*)x + blockLength_ * GetBlockIdx(), blockLength_);
     yGm.SetGlobalBuffer((__gm__ half*)y + blockLength_ * GetBlockIdx(), blockLength_);
     pipe.InitBuffer(inQueue, BUFFER_NUM, tileLength_ * sizeof(half));
@@ -47,8 +47,8 @@ class KernelLeakyRelu {
 };
 
 extern "C" __global__ __aicore__ void leaky_relu_custom(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
-  LeakyReluTiling t = *reinterpret_cast<__gm__ LeakyReluTiling*>(tiling);
+  GET_TILING_DATA(tilingData, tiling);
   KernelLeakyRelu op;
-  op.Init(x, y, t);
+  op.Init(x, y, tilingData.totalLength, tilingData.tileNum, tilingData.alpha);
   op.Process();
 }

@@ -1,10 +1,14 @@
-/* leaky_relu_custom's tiling: totalLength must split into blockDim blocks of
+/* leaky_relu_custom's tiling, defined once for the host and the kernel with
+ * the tiling-data macros: totalLength must split into blockDim blocks of
  * tileNum * 2 tiles of whole 32-byte blocks (16 halves). */
 #pragma once
-#include <cstdint>
+#include "register/tilingdata_base.h"
 
-struct LeakyReluTiling {
-  uint32_t totalLength;
-  uint32_t tileNum;
-  float alpha;
-};
+namespace optiling {
+BEGIN_TILING_DATA_DEF(LeakyReluTilingData)
+  TILING_DATA_FIELD_DEF(uint32_t, totalLength);
+  TILING_DATA_FIELD_DEF(uint32_t, tileNum);
+  TILING_DATA_FIELD_DEF(float, alpha);
+END_TILING_DATA_DEF;
+REGISTER_TILING_DATA_CLASS(LeakyReluCustom, LeakyReluTilingData)
+}  // namespace optiling

@@ -17,8 +17,12 @@ int32_t main(int32_t argc, char* argv[]) {
     return 2;
   }
   uint32_t n = std::strtoul(argv[1], nullptr, 10), blockDim = std::strtoul(argv[2], nullptr, 10);
-  LeakyReluTiling tiling{n, static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)),
-                         static_cast<float>(std::atof(argv[4]))};
+  optiling::LeakyReluTilingData tiling;
+  tiling.set_totalLength(n);
+  tiling.set_tileNum(static_cast<uint32_t>(std::strtoul(argv[3], nullptr, 10)));
+  tiling.set_alpha(static_cast<float>(std::atof(argv[4])));
+  uint8_t tilingBuf[64];
+  if (!tiling.SaveToBuffer(tilingBuf, sizeof tilingBuf)) return 1;
   int repeats = argc > 7 ? std::atoi(argv[7]) : 1;
   size_t bytes = size_t{n} * 2;
   CHECK_ACL(aclInit(nullptr));
@@ -29,10 +33,10 @@ int32_t main(int32_t argc, char* argv[]) {
   CHECK_ACL(aclrtMallocHost(&host, bytes));
   CHECK_ACL(aclrtMalloc(&xd, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
   CHECK_ACL(aclrtMalloc(&yd, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
-  CHECK_ACL(aclrtMalloc(&td, sizeof tiling, ACL_MEM_MALLOC_HUGE_FIRST));
+  CHECK_ACL(aclrtMalloc(&td, tiling.GetDataSize(), ACL_MEM_MALLOC_HUGE_FIRST));
   if (!ReadFile(argv[5], host, bytes)) return 1;
   CHECK_ACL(aclrtMemcpy(xd, bytes, host, bytes, ACL_MEMCPY_HOST_TO_DEVICE));
-  CHECK_ACL(aclrtMemcpy(td, sizeof tiling, &tiling, sizeof tiling, ACL_MEMCPY_HOST_TO_DEVICE));
+  CHECK_ACL(aclrtMemcpy(td, tiling.GetDataSize(), tilingBuf, tiling.GetDataSize(), ACL_MEMCPY_HOST_TO_DEVICE));
   std::vector<double> ms;
   for (int r = 0; r < repeats; ++r) {
     auto t0 = std::chrono::steady_clock::now();
