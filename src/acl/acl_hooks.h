@@ -37,6 +37,11 @@ ACL_FUNC_VISIBILITY void aclrtOcParallelFor(int64_t n, aclrtOcRangeFn fn, void* 
  * allocation holding it; 0 when p is in neither. */
 ACL_FUNC_VISIBILITY size_t aclrtOcMemExtent(const void* p);
 
+/* The profiler's clock (CLOCK_MONOTONIC, ns), and a record of one Ascend C
+ * kernel launch for it (kept only while a profiling session records tasks). */
+ACL_FUNC_VISIBILITY int64_t aclrtOcNowNs(void);
+ACL_FUNC_VISIBILITY void aclrtOcTraceKernel(const char* kernel, uint32_t block_dim, int64_t start_ns, int64_t end_ns);
+
 #ifdef __cplusplus
 }
 #endif

@@ -113,7 +113,9 @@ bool RunNow(const KernelCall& call, std::string* error) {
   }
   Run run;
   run.call = &call;
+  int64_t t0 = aclrtOcNowNs();
   aclrtOcParallelFor(call.block_dim, &RunRange, &run);
+  aclrtOcTraceKernel(call.kernel, call.block_dim, t0, aclrtOcNowNs());
   if (!run.failed) return true;
   *error = std::move(run.error);
   return false;

@@ -134,7 +134,7 @@ Status WriteRaw(const std::string& path, const ProfData& d) {
     for (const NodeInfo& n : g.nodes)
       o << "node\t" << Clean(n.name) << '\t' << Clean(n.op_type) << '\t' << n.input_shapes << '\t' << n.input_dtypes
         << '\t' << n.input_formats << '\t' << n.output_shapes << '\t' << n.output_dtypes << '\t'
-        << n.output_formats << '\t' << n.flops << '\n';
+        << n.output_formats << '\t' << n.flops << '\t' << n.block_dim << '\n';
   }
   for (const Event& e : d.events)
     o << "event\t" << static_cast<int>(e.kind) << '\t' << e.start_ns << '\t' << e.end_ns << '\t' << e.thread << '\t'
@@ -181,8 +181,11 @@ Expected<ProfData> ReadRaw(const std::string& path) {
       d.graphs.push_back(std::move(g));
     } else if (tag == "node" && x.size() >= 10) {
       if (d.graphs.empty()) return bad("node before any graph");
-      NodeInfo n{x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], 0};
+      NodeInfo n{x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8], 0, 0};
       if (!ParseI64(x[9], &n.flops)) return bad("bad flops");
+      int64_t blocks = 0;
+      if (x.size() >= 11 && (!ParseI64(x[10], &blocks) || blocks < 0 || blocks > 65535)) return bad("bad block dim");
+      n.block_dim = static_cast<uint32_t>(blocks);
       d.graphs.back().nodes.push_back(std::move(n));
     } else if (tag == "event" && x.size() >= 11) {
       Event e;
@@ -290,7 +293,7 @@ std::string OpSummary(const ProfData& d, const std::vector<OpRow>& rows) {
   std::ostringstream o;
   o << "Model ID,Model Name,Run,Op Name,OP Type,Stream ID,Thread ID,Task Start Time(us),Task Duration(us),"
        "Task Wait Time(us),Input Shapes,Input Data Types,Input Formats,Output Shapes,Output Data Types,"
-       "Output Formats,FLOPs,GFLOP/s\n";
+       "Output Formats,FLOPs,GFLOP/s,Block Dim\n";
   for (const OpRow& r : rows) {
     const Event& e = *r.ev;
     const int64_t dur = e.end_ns - e.start_ns;
@@ -300,7 +303,8 @@ std::string OpSummary(const ProfData& d, const std::vector<OpRow>& rows) {
       << d.threads[e.thread].os_tid << ',' << Us(e.start_ns) << ',' << Us(dur) << ',' << Us(r.wait_ns) << ','
       << Csv(r.node->input_shapes) << ',' << Csv(r.node->input_dtypes) << ',' << Csv(r.node->input_formats) << ','
       << Csv(r.node->output_shapes) << ',' << Csv(r.node->output_dtypes) << ','
-      << Csv(r.node->output_formats) << ',' << r.node->flops << ',' << Fixed(gflops, 3) << '\n';
+      << Csv(r.node->output_formats) << ',' << r.node->flops << ',' << Fixed(gflops, 3) << ',' << r.node->block_dim
+      << '\n';
   }
   return o.str();
 }
@@ -403,7 +407,7 @@ std::string Timeline(const ProfData& d, const std::vector<OpRow>& rows) {
       << ",\"run\":" << r.run << ",\"stream\":" << e.stream << ",\"input_shapes\":" << JsonStr(r.node->input_shapes)
       << ",\"output_shapes\":" << JsonStr(r.node->output_shapes) << ",\"input_dtypes\":"
       << JsonStr(r.node->input_dtypes) << ",\"output_dtypes\":" << JsonStr(r.node->output_dtypes)
-      << ",\"flops\":" << r.node->flops << "}}";
+      << ",\"flops\":" << r.node->flops << ",\"block_dim\":" << r.node->block_dim << "}}";
   }
   for (const Event& e : d.events) {
     if (e.kind == Kind::kNode) continue;

@@ -293,6 +293,27 @@ uint32_t RegisterGraph(const Graph& g) {
   return info->id;
 }
 
+uint32_t RegisterKernel(const std::string& kernel, uint32_t block_dim) {
+  static std::mutex mu;
+  static std::map<std::pair<std::string, uint32_t>, uint32_t>* ids = new std::map<std::pair<std::string, uint32_t>, uint32_t>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(kernel, block_dim);
+  if (auto it = ids->find(key); it != ids->end()) return it->second;
+  auto info = std::make_shared<GraphInfo>();
+  info->name = "Ascend C kernel " + kernel;
+  NodeInfo ni;
+  ni.name = kernel;
+  ni.op_type = kernel;
+  ni.block_dim = block_dim;
+  info->nodes.push_back(std::move(ni));
+  Tracer& t = T();
+  std::lock_guard<std::mutex> lk(t.mu);
+  info->id = static_cast<uint32_t>(t.graphs.size() + 1);
+  t.graphs.push_back(info);
+  (*ids)[key] = info->id;
+  return info->id;
+}
+
 void Start(uint64_t bits) {
   Tracer& t = T();
   std::lock_guard<std::mutex> lk(t.mu);

@@ -157,6 +157,7 @@ struct NodeInfo {
   std::string input_shapes, input_dtypes, input_formats;    // ';' between tensors
   std::string output_shapes, output_dtypes, output_formats;
   int64_t flops = 0;
+  uint32_t block_dim = 0;  // Ascend C kernels: the launch's block count (0: a graph node)
 };
 struct GraphInfo {
   uint32_t id = 0;
@@ -170,6 +171,9 @@ struct GraphInfo {
 int64_t NodeFlops(const Node& n);
 // Registers `g`'s nodes in execution order and returns their graph id (>= 1).
 uint32_t RegisterGraph(const Graph& g);
+// A one-node graph for an Ascend C kernel launched with `block_dim` blocks
+// (one id per kernel name and block count).
+uint32_t RegisterKernel(const std::string& kernel, uint32_t block_dim);
 
 // ---- Sessions ---------------------------------------------------------------
 

@@ -550,3 +550,27 @@ def test_acl_rt_launch_kernel_from_a_kernel_library(tmp_path):
     assert "not_a_library=100003" in out and "is not a kernel library" in out  # ACL_ERROR_INVALID_FILE
     assert "missing=100003" in out and "cannot read '/nonexistent/kernels.so'" in out
     assert "done" in out
+
+
+def test_kernels_appear_in_msprof_with_their_block_count(progs, tmp_path):
+    import csv
+    import glob
+    import json
+    x = RNG.uniform(-1, 1, 8 * 2048).astype(np.float16)
+    x.tofile(tmp_path / "x.bin")
+    x.tofile(tmp_path / "y.bin")
+    proc = subprocess.run([os.path.join(BUILD, "msprof"), f"--output={tmp_path / 'prof'}", progs["add_custom"],
+                           "x.bin", "y.bin", "z.bin"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (d,) = glob.glob(str(tmp_path / "prof" / "PROF_*"))
+    ts = os.path.basename(d)[len("PROF_"):]
+    with open(os.path.join(d, f"op_summary_{ts}.csv"), newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["Op Name"] == "add_custom"]
+    assert len(rows) == 1, rows
+    assert rows[0]["Block Dim"] == "8" and rows[0]["OP Type"] == "add_custom"
+    assert float(rows[0]["Task Duration(us)"]) > 0 and int(rows[0]["Stream ID"]) > 0
+    with open(os.path.join(d, f"msprof_{ts}.json")) as f:
+        events = json.load(f)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    kernel = [e for e in events if e.get("name") == "add_custom" and e.get("ph") == "X"]
+    assert len(kernel) == 1 and kernel[0]["args"]["block_dim"] == 8
