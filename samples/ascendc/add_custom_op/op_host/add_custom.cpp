@@ -1,0 +1,57 @@
+/* AddCustom's host side, laid out as a CANN custom-operator project's op_host:
+ * the tiling function, shape and type inference, and the operator definition. */
+#include "add_custom_tiling.h"
+#include "register/op_def_registry.h"
+#include "tiling/platform/platform_ascendc.h"
+
+namespace optiling {
+const uint32_t BLOCK_DIM = 8;
+const uint32_t TILE_NUM = 8;
+
+static ge::graphStatus TilingFunc(gert::TilingContext* context) {
+  TilingData tiling;
+  uint32_t totalLength = context->GetInputShape(0)->GetOriginShape().GetShapeSize();
+  auto ascendcPlatform = platform_ascendc::PlatformAscendC(context->GetPlatformInfo());
+  uint64_t ubSize = 0;
+  ascendcPlatform.GetCoreMemSize(platform_ascendc::CoreMemType::UB, ubSize);
+  // Three double-buffered queues of one tile each must fit the Unified Buffer.
+  uint32_t tileNum = TILE_NUM;
+  while (totalLength / BLOCK_DIM / tileNum / 2 * sizeof(uint16_t) * 6 > ubSize) tileNum *= 2;
+  context->SetBlockDim(BLOCK_DIM);
+  tiling.set_totalLength(totalLength);
+  tiling.set_tileNum(tileNum);
+  tiling.SaveToBuffer(context->GetRawTilingData()->GetData(), context->GetRawTilingData()->GetCapacity());
+  context->GetRawTilingData()->SetDataSize(tiling.GetDataSize());
+  size_t* currentWorkspace = context->GetWorkspaceSizes(1);
+  currentWorkspace[0] = 0;
+  return ge::GRAPH_SUCCESS;
+}
+}  // namespace optiling
+
+namespace ge {
+static graphStatus InferShape(gert::InferShapeContext* context) {
+  const gert::Shape* x1_shape = context->GetInputShape(0);
+  gert::Shape* y_shape = context->GetOutputShape(0);
+  *y_shape = *x1_shape;
+  return GRAPH_SUCCESS;
+}
+static graphStatus InferDataType(gert::InferDataTypeContext* context) {
+  context->SetOutputDataType(0, context->GetInputDataType(0));
+  return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class AddCustom : public OpDef {
+ public:
+  explicit AddCustom(const char* name) : OpDef(name) {
+    this->Input("x").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    this->Input("y").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    this->Output("z").ParamType(REQUIRED).DataType({ge::DT_FLOAT16}).Format({ge::FORMAT_ND});
+    this->SetInferShape(ge::InferShape).SetInferDataType(ge::InferDataType);
+    this->AICore().SetTiling(optiling::TilingFunc);
+    this->AICore().AddConfig("ascend910b");
+  }
+};
+OP_ADD(AddCustom);
+}  // namespace ops
