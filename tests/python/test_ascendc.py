@@ -18,9 +18,9 @@ SAMPLES = os.path.join(SRC, "samples", "ascendc")
 RNG = np.random.default_rng(7)
 
 
-def compile_program(out_dir, name, *sources, flags=()):
+def compile_program(out_dir, name, *sources, flags=(), libs=()):
     exe = os.path.join(out_dir, name)
-    proc = subprocess.run([DRIVER, *flags, *sources, "-o", exe], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([DRIVER, *flags, *sources, *libs, "-o", exe], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return exe
 
@@ -597,3 +597,36 @@ def test_custom_operator_project_host_and_kernel(tmp_path):
     assert f"inferred z: [{n}] dtype 1" in proc.stdout  # ge::DT_FLOAT16
     assert "tiling: blockDim 8, 8 bytes, workspace 0" in proc.stdout
     np.testing.assert_array_equal(np.fromfile(tmp_path / "z.bin", np.float16), x + y)
+
+
+def test_custom_operator_package_and_its_aclnn_api(tmp_path):
+    """opp_build.py builds samples/ascendc/add_custom_op into a package (generated
+    aclnn_add_custom.h + libcust_opapi.so); an aclnn application calls it."""
+    out = tmp_path / "opp"
+    proc = subprocess.run([os.path.join(BUILD, "ascendc-opp-build"), os.path.join(SAMPLES, "add_custom_op"), "--out",
+                           str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    api = out / "vendors" / "customize" / "op_api"
+    header = (api / "include" / "aclnn_add_custom.h").read_text()
+    assert ("aclnnStatus aclnnAddCustomGetWorkspaceSize(const aclTensor *x, const aclTensor *y, const aclTensor *z, "
+            "uint64_t *workspaceSize, aclOpExecutor **executor);") in header
+    assert "aclnnStatus aclnnAddCustom(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor" in header
+    assert "ops=AddCustom" in (out / "vendors" / "customize" / "version.info").read_text()
+    exe = compile_program(str(tmp_path), "aclnn_app", os.path.join(SAMPLES, "add_custom_op", "aclnn_main.cpp"),
+                          flags=["-I", str(api / "include")],
+                          libs=["-L", str(api / "lib"), "-lcust_opapi", f"-Wl,-rpath,{api / 'lib'}"])
+    n = 8 * 8 * 2 * 16 * 4
+    x = RNG.uniform(-4, 4, n).astype(np.float16)
+    y = RNG.uniform(-4, 4, n).astype(np.float16)
+    x.tofile(tmp_path / "x.bin")
+    y.tofile(tmp_path / "y.bin")
+    proc = subprocess.run([exe, str(n), "x.bin", "y.bin", "z.bin"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "z.bin", np.float16), x + y)
+    assert "float_input=161002" in proc.stdout  # ACLNN_ERR_PARAM_INVALID
+    assert "input 'x' has data type 0; AddCustom takes 1" in proc.stderr
+    assert "short_output=161002" in proc.stdout
+    assert f"output 'z' is [{n // 2}] but AddCustom infers [{n}] from the inputs" in proc.stderr
+    assert "null_input=161001" in proc.stdout and "input 'x' is NULL" in proc.stderr  # ACLNN_ERR_PARAM_NULLPTR
+    assert "stale_executor=161002" in proc.stdout and "each executor runs once" in proc.stderr

@@ -1,0 +1,386 @@
+// The two-phase operator API of custom-operator packages: tensor/scalar/array
+// handles (aclnn/acl_meta.h) and the generic prepare/run the generated
+// aclnnXxxGetWorkspaceSize / aclnnXxx call (aclnn/oc_op_call.h): the
+// operator's definition checks the tensors, its inference the outputs, its
+// tiling function sizes the launch, and its kernel runs on the stream.
+#include <dlfcn.h>
+
+#include <cctype>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "acl/acl_hooks.h"
+#include "aclnn/oc_op_call.h"
+#include "register/op_def_registry.h"
+
+struct aclTensor {
+  std::vector<int64_t> dims, strides, storage;
+  aclDataType dtype;
+  aclFormat format;
+  int64_t offset;
+  void* data;
+};
+struct aclScalar {
+  aclDataType dtype;
+  uint8_t bytes[8];
+};
+struct aclIntArray {
+  std::vector<int64_t> v;
+};
+struct aclFloatArray {
+  std::vector<float> v;
+};
+struct aclBoolArray {
+  std::vector<bool> v;
+};
+
+struct aclOpExecutor {
+  std::string op_type;
+  uint32_t (*entry)(uint32_t, void*, const void*, size_t) = nullptr;
+  uint32_t block_dim = 0;
+  std::vector<uint8_t> tiling;
+  std::vector<void*> args;  // inputs, outputs, workspace, tiling (filled at run)
+  uint64_t workspace = 0;
+  void* tiling_dev = nullptr;
+};
+
+namespace {
+
+std::mutex g_mu;
+std::set<const void*> g_live;  // every handle this file created and has not destroyed
+
+template <typename T>
+T* Track(T* p) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_live.insert(p);
+  return p;
+}
+bool Untrack(const void* p) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_live.erase(p) > 0;
+}
+bool Live(const void* p) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_live.count(p) > 0;
+}
+
+aclnnStatus Error(aclnnStatus code, const char* api, const std::string& what) {
+  std::fprintf(stderr, "[ERROR] %s: %s\n", api, what.c_str());
+  return code;
+}
+
+int ElementSize(aclDataType t) {
+  switch (t) {
+    case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: return 4;
+    case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
+    case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
+    case ACL_INT64: case ACL_UINT64: case ACL_DOUBLE: return 8;
+    default: return 0;
+  }
+}
+
+std::string Snake(const std::string& type) {
+  std::string s;
+  for (size_t i = 0; i < type.size(); ++i) {
+    char c = type[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      bool after_lower = i > 0 && !std::isupper(static_cast<unsigned char>(type[i - 1]));
+      bool before_lower = i + 1 < type.size() && std::islower(static_cast<unsigned char>(type[i + 1])) && i > 0 &&
+                          std::isupper(static_cast<unsigned char>(type[i - 1]));
+      if (after_lower || before_lower) s += '_';
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      s += c;
+    }
+  }
+  return s;
+}
+
+std::string Dims(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+bool Contiguous(const aclTensor& t) {
+  if (t.strides.empty()) return true;
+  int64_t expect = 1;
+  for (size_t i = t.dims.size(); i-- > 0;) {
+    if (t.dims[i] != 1 && t.strides[i] != expect) return false;
+    expect *= t.dims[i];
+  }
+  return true;
+}
+
+void* DataOf(const aclTensor* t) {
+  return t ? static_cast<uint8_t*>(t->data) + t->offset * ElementSize(t->dtype) : nullptr;
+}
+
+void ReleaseExecutor(void* p) {
+  auto* ex = static_cast<aclOpExecutor*>(p);
+  if (ex->tiling_dev) aclrtFree(ex->tiling_dev);
+  Untrack(ex);
+  delete ex;
+}
+int32_t NoTask(void*, char*, size_t) { return 0; }
+
+}  // namespace
+
+extern "C" {
+
+aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
+                           int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
+                           void* tensorData) {
+  if ((viewDimsNum && !viewDims) || viewDimsNum > 25 || ElementSize(dataType) == 0 || offset < 0) {
+    Error(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor",
+          "viewDims is NULL with a rank, the rank is over 25, the data type is not supported or the offset is "
+          "negative");
+    return nullptr;
+  }
+  try {
+    auto* t = new aclTensor{{}, {}, {}, dataType, format, offset, tensorData};
+    t->dims.assign(viewDims, viewDims + viewDimsNum);
+    for (int64_t d : t->dims)
+      if (d < 0) {
+        delete t;
+        Error(ACLNN_ERR_PARAM_INVALID, "aclCreateTensor", "a dimension is negative");
+        return nullptr;
+      }
+    if (stride) t->strides.assign(stride, stride + viewDimsNum);
+    if (storageDims) t->storage.assign(storageDims, storageDims + storageDimsNum);
+    return Track(t);
+  } catch (...) {
+    return nullptr;
+  }
+}
+
+aclnnStatus aclDestroyTensor(const aclTensor* tensor) {
+  if (!tensor) return ACLNN_SUCCESS;
+  if (!Untrack(tensor)) return Error(ACLNN_ERR_PARAM_INVALID, "aclDestroyTensor", "not a live aclTensor");
+  delete tensor;
+  return ACLNN_SUCCESS;
+}
+
+aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
+  int n = ElementSize(dataType);
+  if (!value || n == 0) return nullptr;
+  auto* s = new (std::nothrow) aclScalar{dataType, {}};
+  if (!s) return nullptr;
+  std::memcpy(s->bytes, value, static_cast<size_t>(n));
+  return Track(s);
+}
+aclnnStatus aclDestroyScalar(const aclScalar* s) {
+  if (!s) return ACLNN_SUCCESS;
+  if (!Untrack(s)) return Error(ACLNN_ERR_PARAM_INVALID, "aclDestroyScalar", "not a live aclScalar");
+  delete s;
+  return ACLNN_SUCCESS;
+}
+
+aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
+  if (size && !value) return nullptr;
+  auto* a = new (std::nothrow) aclIntArray{std::vector<int64_t>(value, value + size)};
+  return a ? Track(a) : nullptr;
+}
+aclnnStatus aclDestroyIntArray(const aclIntArray* a) {
+  if (!a) return ACLNN_SUCCESS;
+  if (!Untrack(a)) return Error(ACLNN_ERR_PARAM_INVALID, "aclDestroyIntArray", "not a live aclIntArray");
+  delete a;
+  return ACLNN_SUCCESS;
+}
+aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) {
+  if (size && !value) return nullptr;
+  auto* a = new (std::nothrow) aclFloatArray{std::vector<float>(value, value + size)};
+  return a ? Track(a) : nullptr;
+}
+aclnnStatus aclDestroyFloatArray(const aclFloatArray* a) {
+  if (!a) return ACLNN_SUCCESS;
+  if (!Untrack(a)) return Error(ACLNN_ERR_PARAM_INVALID, "aclDestroyFloatArray", "not a live aclFloatArray");
+  delete a;
+  return ACLNN_SUCCESS;
+}
+aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) {
+  if (size && !value) return nullptr;
+  auto* a = new (std::nothrow) aclBoolArray{std::vector<bool>(value, value + size)};
+  return a ? Track(a) : nullptr;
+}
+aclnnStatus aclDestroyBoolArray(const aclBoolArray* a) {
+  if (!a) return ACLNN_SUCCESS;
+  if (!Untrack(a)) return Error(ACLNN_ERR_PARAM_INVALID, "aclDestroyBoolArray", "not a live aclBoolArray");
+  delete a;
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_t* viewDimsNum) {
+  if (!tensor || !viewDims || !viewDimsNum) return ACLNN_ERR_PARAM_NULLPTR;
+  if (!Live(tensor)) return Error(ACLNN_ERR_PARAM_INVALID, "aclGetViewShape", "not a live aclTensor");
+  *viewDims = const_cast<int64_t*>(tensor->dims.data());
+  *viewDimsNum = tensor->dims.size();
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus OcAclnnPrepare(const char* api, const char* opType, const aclTensor* const* inputs, size_t numInputs,
+                           const aclTensor* const* outputs, size_t numOutputs, const OcAclnnAttr* attrs,
+                           size_t numAttrs, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  try {
+    if (!workspaceSize || !executor)
+      return Error(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize and executor must not be NULL");
+    auto& reg = ops::OcOpRegistry();
+    auto it = reg.find(opType);
+    if (it == reg.end())
+      return Error(ACLNN_ERR_PARAM_INVALID, api, std::string("operator ") + opType + " is not registered (its "
+                                                 "package library did not load)");
+    const ops::OpDef& def = *it->second;
+    if (numInputs != def.GetInputs().size() || numOutputs != def.GetOutputs().size())
+      return Error(ACLNN_ERR_INNER, api, "the generated call and the operator's definition disagree on parameters");
+    gert::OcNodeState node;
+    node.name = opType;
+    node.type = opType;
+    auto check = [&](const aclTensor* t, const ops::OpParamDef& p, const char* role) -> aclnnStatus {
+      if (!t) {
+        if (p.GetParamType() == ops::OPTIONAL) return ACLNN_SUCCESS;
+        return Error(ACLNN_ERR_PARAM_NULLPTR, api, std::string(role) + " '" + p.Name() + "' is NULL");
+      }
+      if (!Live(t)) return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() +
+                                                                   "' is not a live aclTensor");
+      if (!t->data) return Error(ACLNN_ERR_PARAM_NULLPTR, api, std::string(role) + " '" + p.Name() + "' has no data");
+      if (!Contiguous(*t))
+        return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() +
+                                                       "' is a non-contiguous view: not supported yet");
+      const auto& allowed = p.GetDataTypes();
+      bool ok = allowed.empty();
+      for (ge::DataType d : allowed) ok = ok || static_cast<int>(d) == static_cast<int>(t->dtype);
+      if (!ok) {
+        std::string list;
+        for (ge::DataType d : allowed) list += (list.empty() ? "" : ", ") + std::to_string(static_cast<int>(d));
+        return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() + "' has data type " +
+                                                       std::to_string(static_cast<int>(t->dtype)) + "; " + opType +
+                                                       " takes " + list + " (aclDataType values)");
+      }
+      return ACLNN_SUCCESS;
+    };
+    for (size_t i = 0; i < numInputs; ++i) {
+      if (aclnnStatus e = check(inputs[i], def.GetInputs()[i], "input")) return e;
+      const aclTensor* t = inputs[i];
+      gert::Shape s;
+      if (t)
+        for (int64_t d : t->dims) s.AppendDim(d);
+      node.input_shapes.emplace_back(s);
+      node.input_present.push_back(t != nullptr);
+      node.input_descs.emplace_back(t ? static_cast<ge::DataType>(t->dtype) : ge::DT_UNDEFINED,
+                                    t ? static_cast<ge::Format>(t->format) : ge::FORMAT_ND);
+    }
+    for (size_t i = 0; i < numOutputs; ++i) {
+      if (aclnnStatus e = check(outputs[i], def.GetOutputs()[i], "output")) return e;
+      gert::Shape s;
+      for (int64_t d : outputs[i]->dims) s.AppendDim(d);
+      node.output_shapes.emplace_back(s);
+      node.output_descs.emplace_back(static_cast<ge::DataType>(outputs[i]->dtype),
+                                     static_cast<ge::Format>(outputs[i]->format));
+    }
+    for (size_t i = 0; i < numAttrs; ++i) {
+      gert::RuntimeAttrs::Value v;
+      const OcAclnnAttr& a = attrs[i];
+      switch (a.kind) {
+        case OC_ATTR_BOOL: v.kind = v.kBool; v.b = a.b; break;
+        case OC_ATTR_INT: v.kind = v.kInt; v.i = a.i; break;
+        case OC_ATTR_FLOAT: v.kind = v.kFloat; v.f = static_cast<float>(a.f); break;
+        case OC_ATTR_STRING: v.kind = v.kString; v.s = a.s ? a.s : ""; break;
+        case OC_ATTR_LIST_INT: v.kind = v.kListInt; if (a.li) v.li = a.li->v; break;
+        case OC_ATTR_LIST_FLOAT: v.kind = v.kListFloat; if (a.lf) v.lf = a.lf->v; break;
+        default: return Error(ACLNN_ERR_INNER, api, "unknown attribute kind");
+      }
+      node.attrs.OcValues().push_back(std::move(v));
+    }
+    // The outputs the caller passed must be what the operator infers.
+    if (def.GetInferShape()) {
+      gert::OcNodeState inferred = node;
+      gert::InferShapeContext ictx(&inferred);
+      if (def.GetInferShape()(&ictx) != ge::GRAPH_SUCCESS)
+        return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(opType) + "'s InferShape refused the input shapes");
+      if (def.GetInferDataType()) {
+        gert::InferDataTypeContext dctx(&inferred);
+        if (def.GetInferDataType()(&dctx) != ge::GRAPH_SUCCESS)
+          return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(opType) + "'s InferDataType refused the inputs");
+      }
+      for (size_t i = 0; i < numOutputs; ++i) {
+        const gert::Shape& want = inferred.output_shapes[i].GetOriginShape();
+        std::vector<int64_t> w;
+        for (size_t k = 0; k < want.GetDimNum(); ++k) w.push_back(want.GetDim(k));
+        if (w != outputs[i]->dims)
+          return Error(ACLNN_ERR_PARAM_INVALID, api, "output '" + def.GetOutputs()[i].Name() + "' is " +
+                                                         Dims(outputs[i]->dims) + " but " + opType +
+                                                         " infers " + Dims(w) + " from the inputs");
+        if (def.GetInferDataType() && inferred.output_descs[i].GetDataType() != node.output_descs[i].GetDataType())
+          return Error(ACLNN_ERR_PARAM_INVALID, api, "output '" + def.GetOutputs()[i].Name() + "' has data type " +
+                                                         std::to_string(node.output_descs[i].GetDataType()) +
+                                                         "; " + opType + " infers " +
+                                                         std::to_string(inferred.output_descs[i].GetDataType()));
+      }
+    }
+    if (!def.GetAICore().GetTiling())
+      return Error(ACLNN_ERR_INNER, api, std::string(opType) + " has no tiling function (AICore().SetTiling)");
+    auto ex = std::make_unique<aclOpExecutor>();
+    ex->op_type = opType;
+    std::vector<uint8_t> buf(64 * 1024);
+    gert::TilingData raw(buf.data(), buf.size());
+    gert::TilingContext tctx(&node, &raw, nullptr);
+    if (def.GetAICore().GetTiling()(&tctx) != ge::GRAPH_SUCCESS)
+      return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(opType) + "'s tiling function failed");
+    if (tctx.GetBlockDim() == 0)
+      return Error(ACLNN_ERR_INNER, api, std::string(opType) + "'s tiling function set no block count (SetBlockDim)");
+    if (raw.GetDataSize() > raw.GetCapacity())
+      return Error(ACLNN_ERR_INNER, api, std::string(opType) + "'s tiling data is larger than its buffer");
+    ex->block_dim = tctx.GetBlockDim();
+    ex->tiling.assign(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(std::max<size_t>(raw.GetDataSize(), 8)));
+    size_t num_ws = tctx.GetWorkspaceNum();
+    const size_t* ws = tctx.GetWorkspaceSizes(num_ws);
+    for (size_t i = 0; i < num_ws; ++i) ex->workspace += ws[i];
+    std::string symbol = "__ocasc_argsentry_" + Snake(opType);
+    ex->entry = reinterpret_cast<uint32_t (*)(uint32_t, void*, const void*, size_t)>(dlsym(RTLD_DEFAULT,
+                                                                                          symbol.c_str()));
+    if (!ex->entry)
+      return Error(ACLNN_ERR_INNER, api, std::string("the kernel of ") + opType + " (" + Snake(opType) +
+                                             ") is not loaded: build op_kernel/ into the package with ascendc++");
+    for (size_t i = 0; i < numInputs; ++i) ex->args.push_back(DataOf(inputs[i]));
+    for (size_t i = 0; i < numOutputs; ++i) ex->args.push_back(DataOf(outputs[i]));
+    ex->args.push_back(nullptr);  // workspace
+    ex->args.push_back(nullptr);  // tiling
+    *workspaceSize = ex->workspace;
+    *executor = Track(ex.release());
+    return ACLNN_SUCCESS;
+  } catch (const std::exception& e) {
+    return Error(ACLNN_ERR_INNER, api, e.what());
+  }
+}
+
+aclnnStatus OcAclnnRun(const char* api, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
+                       aclrtStream stream) {
+  if (!executor || !Live(executor))
+    return Error(ACLNN_ERR_PARAM_INVALID, api, "executor is NULL or not live (each executor runs once)");
+  aclOpExecutor* ex = executor;
+  if (workspaceSize < ex->workspace || (ex->workspace && !workspace))
+    return Error(ACLNN_ERR_PARAM_INVALID, api, "the workspace is " + std::to_string(workspaceSize) + " bytes; " +
+                                                   ex->op_type + " needs " + std::to_string(ex->workspace));
+  if (aclrtMalloc(&ex->tiling_dev, ex->tiling.size(), ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS ||
+      aclrtMemcpy(ex->tiling_dev, ex->tiling.size(), ex->tiling.data(), ex->tiling.size(),
+                  ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS)
+    return Error(ACLNN_ERR_RUNTIME_ERROR, api, std::string("tiling data to the device: ") + aclGetRecentErrMsg());
+  ex->args[ex->args.size() - 2] = workspace;
+  ex->args.back() = ex->tiling_dev;
+  uint32_t rc = ex->entry(ex->block_dim, stream, ex->args.data(), ex->args.size() * sizeof(void*));
+  if (rc != 0) {
+    ReleaseExecutor(ex);
+    return Error(ACLNN_ERR_RUNTIME_ERROR, api, "the kernel launch was refused (" + std::to_string(rc) + ")");
+  }
+  // Released in stream order, after the kernel read its arguments and tiling.
+  if (aclrtOcEnqueueHostTask(stream, &NoTask, ex, &ReleaseExecutor, "release aclnn executor") != ACL_SUCCESS)
+    return Error(ACLNN_ERR_RUNTIME_ERROR, api, aclGetRecentErrMsg());
+  return ACLNN_SUCCESS;
+}
+
+}  // extern "C"
