@@ -3,6 +3,7 @@
 // thread; half and bfloat16 operands become float as their panels are packed
 // (B) or in one pass (A), and results other than a float store go through a
 // float tile. Also the check of a TCubeTiling against the chip profile.
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -28,7 +29,19 @@ __attribute__((target("avx,f16c"))) void HalfToFloatF16C(const uint16_t* s, floa
     _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
   for (; i < n; ++i) d[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(s[i])));
 }
+__attribute__((target("avx2"))) void Bf16ToFloatAvx2(const uint16_t* s, float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm256_slli_epi32(w, 16));
+  }
+  for (; i < n; ++i) {
+    uint32_t u = static_cast<uint32_t>(s[i]) << 16;
+    std::memcpy(d + i, &u, 4);
+  }
+}
 const bool kHasF16C = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+const bool kHasAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
 // n elements of `type` at src (element offset 0) as float.
@@ -36,6 +49,12 @@ void ToFloat(int type, const void* src, float* dst, int64_t n) {
   if (type == kMmFloat) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
   } else if (type == kMmBf16) {
+#if defined(__x86_64__)
+    if (kHasAvx2) {
+      Bf16ToFloatAvx2(static_cast<const uint16_t*>(src), dst, n);
+      return;
+    }
+#endif
     const uint16_t* s = static_cast<const uint16_t*>(src);
     for (int64_t i = 0; i < n; ++i) {
       uint32_t u = static_cast<uint32_t>(s[i]) << 16;
@@ -131,10 +150,31 @@ void MatmulRun(const MatmulCall& mc) {
   if (mc.ab_type == kMmFloat) {
     g.a = static_cast<const float*>(mc.a), g.lda = mc.lda, g.trans_a = mc.trans_a;
   } else {
-    const int64_t rows = mc.trans_a ? mc.k : mc.m, cols = mc.trans_a ? mc.m : mc.k;
-    float* a = t_a.Get(static_cast<size_t>(rows * cols));
-    for (int64_t r = 0; r < rows; ++r) ToFloat(mc.ab_type, At(mc.a, mc.ab_type, r * mc.lda), a + r * cols, cols);
-    g.a = a, g.lda = cols, g.trans_a = mc.trans_a;
+    // Converted straight into the micro-kernel's packed layout (panels of MR
+    // rows over all K), so the GEMM does not pack A again.
+    const int64_t mr = uk.mr, panels = (mc.m + mr - 1) / mr;
+    float* pa = t_a.Get(static_cast<size_t>(oc::gemm::PackedASize(uk, mc.m, mc.k)));
+    thread_local std::vector<float> line;
+    if (!mc.trans_a) {  // row i of A: K contiguous elements
+      if (line.size() < static_cast<size_t>(mc.k)) line.resize(static_cast<size_t>(mc.k));
+      for (int64_t i = 0; i < panels * mr; ++i) {
+        float* d = pa + (i / mr) * mc.k * mr + i % mr;
+        if (i >= mc.m) {
+          for (int64_t kk = 0; kk < mc.k; ++kk) d[kk * mr] = 0.f;
+          continue;
+        }
+        ToFloat(mc.ab_type, At(mc.a, mc.ab_type, i * mc.lda), line.data(), mc.k);
+        for (int64_t kk = 0; kk < mc.k; ++kk) d[kk * mr] = line[static_cast<size_t>(kk)];
+      }
+    } else {  // row kk of the stored K x M: M contiguous elements, MR per panel
+      if (line.size() < static_cast<size_t>(panels * mr)) line.resize(static_cast<size_t>(panels * mr));
+      std::fill(line.begin() + mc.m, line.begin() + panels * mr, 0.f);
+      for (int64_t kk = 0; kk < mc.k; ++kk) {
+        ToFloat(mc.ab_type, At(mc.a, mc.ab_type, kk * mc.lda), line.data(), mc.m);
+        for (int64_t p = 0; p < panels; ++p) std::memcpy(pa + p * mc.k * mr + kk * mr, line.data() + p * mr, mr * 4);
+      }
+    }
+    g.packed_a = pa;
   }
   // B
   ConvertB cb{mc.b, mc.ldb, mc.trans_b, mc.ab_type};

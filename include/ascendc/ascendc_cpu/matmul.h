@@ -64,9 +64,9 @@ constexpr MatmulConfig GetMDLConfig() {
   c.doMultiDataLoad = true;
   return c;
 }
-constexpr MatmulConfig CFG_NORM = GetNormalConfig();
-constexpr MatmulConfig CFG_MDL = GetMDLConfig();
-constexpr MatmulConfig CFG_IBSHARE_NORM = GetNormalConfig();
+inline constexpr MatmulConfig CFG_NORM = GetNormalConfig();
+inline constexpr MatmulConfig CFG_MDL = GetMDLConfig();
+inline constexpr MatmulConfig CFG_IBSHARE_NORM = GetNormalConfig();
 
 template <void (*DataCopyOut)(const __gm__ void*, const uint32_t[], uint64_t, uint64_t, uint64_t) = nullptr,
           void (*CopyA1)(const void*, const __gm__ void*, int, int, int, int, uint64_t, uint64_t) = nullptr,
