@@ -150,31 +150,12 @@ void MatmulRun(const MatmulCall& mc) {
   if (mc.ab_type == kMmFloat) {
     g.a = static_cast<const float*>(mc.a), g.lda = mc.lda, g.trans_a = mc.trans_a;
   } else {
-    // Converted straight into the micro-kernel's packed layout (panels of MR
-    // rows over all K), so the GEMM does not pack A again.
-    const int64_t mr = uk.mr, panels = (mc.m + mr - 1) / mr;
-    float* pa = t_a.Get(static_cast<size_t>(oc::gemm::PackedASize(uk, mc.m, mc.k)));
-    thread_local std::vector<float> line;
-    if (!mc.trans_a) {  // row i of A: K contiguous elements
-      if (line.size() < static_cast<size_t>(mc.k)) line.resize(static_cast<size_t>(mc.k));
-      for (int64_t i = 0; i < panels * mr; ++i) {
-        float* d = pa + (i / mr) * mc.k * mr + i % mr;
-        if (i >= mc.m) {
-          for (int64_t kk = 0; kk < mc.k; ++kk) d[kk * mr] = 0.f;
-          continue;
-        }
-        ToFloat(mc.ab_type, At(mc.a, mc.ab_type, i * mc.lda), line.data(), mc.k);
-        for (int64_t kk = 0; kk < mc.k; ++kk) d[kk * mr] = line[static_cast<size_t>(kk)];
-      }
-    } else {  // row kk of the stored K x M: M contiguous elements, MR per panel
-      if (line.size() < static_cast<size_t>(panels * mr)) line.resize(static_cast<size_t>(panels * mr));
-      std::fill(line.begin() + mc.m, line.begin() + panels * mr, 0.f);
-      for (int64_t kk = 0; kk < mc.k; ++kk) {
-        ToFloat(mc.ab_type, At(mc.a, mc.ab_type, kk * mc.lda), line.data(), mc.m);
-        for (int64_t p = 0; p < panels; ++p) std::memcpy(pa + p * mc.k * mr + kk * mr, line.data() + p * mr, mr * 4);
-      }
-    }
-    g.packed_a = pa;
+    // Converted in one pass into row-major float (the GEMM packs it per K
+    // block, an L2-sized copy; converting into full-K panels measured slower).
+    const int64_t rows = mc.trans_a ? mc.k : mc.m, cols = mc.trans_a ? mc.m : mc.k;
+    float* a = t_a.Get(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r) ToFloat(mc.ab_type, At(mc.a, mc.ab_type, r * mc.lda), a + r * cols, cols);
+    g.a = a, g.lda = cols, g.trans_a = mc.trans_a;
   }
   // B
   ConvertB cb{mc.b, mc.ldb, mc.trans_b, mc.ab_type};
