@@ -5,7 +5,7 @@
 // global memory or through a local tensor.
 //   matmul_runner DTYPE CDTYPE M N K key=value... a.bin b.bin bias.bin c.bin
 // keys: transA transB bias blockDim mode (all|iterate|seq|local) atomic, and
-// nzA (A in CubeFormat::NZ: the host tiling refuses it), any TCubeTiling field (baseM=512 ...). c.bin is read (for atomic) and written.
+// aElems (A's GlobalTensor size), nzA (A in CubeFormat::NZ: the host tiling refuses it), any TCubeTiling field (baseM=512 ...). c.bin is read (for atomic) and written.
 #include <cstring>
 #include <string>
 #include <vector>
@@ -19,6 +19,7 @@ using namespace AscendC;
 
 struct RunParams {
   int32_t transA, transB, mode, atomic;
+  int32_t aElems;  // the size A's GlobalTensor is given (0: M x K)
 };
 enum { kAll = 0, kIterate, kSeq, kLocal };
 
@@ -37,7 +38,7 @@ __aicore__ inline void MatmulTest(GM_ADDR a, GM_ADDR b, GM_ADDR bias, GM_ADDR c,
   GlobalTensor<T> aG, bG;
   GlobalTensor<C> cG;
   GlobalTensor<float> biasG;
-  aG.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a), uint64_t(M) * K);
+  aG.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a), p.aElems ? uint64_t(p.aElems) : uint64_t(M) * K);
   bG.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b), uint64_t(K) * N);
   cG.SetGlobalBuffer(reinterpret_cast<__gm__ C*>(c), uint64_t(M) * N);
   const int32_t mBlocks = (M + tiling.singleCoreM - 1) / tiling.singleCoreM;
@@ -116,7 +117,7 @@ int main(int argc, char** argv) {
   std::string dtype = argv[1], cdtype = argv[2];
   int32_t M = std::atoi(argv[3]), N = std::atoi(argv[4]), K = std::atoi(argv[5]);
   const char* files[4] = {argv[argc - 4], argv[argc - 3], argv[argc - 2], argv[argc - 1]};
-  RunParams params{0, 0, kAll, 0};
+  RunParams params{0, 0, kAll, 0, 0};
   int32_t blockDim = 1;
   bool bias = false, nzA = false;
   std::vector<std::pair<std::string, int32_t>> overrides;
@@ -130,6 +131,7 @@ int main(int argc, char** argv) {
     else if (k == "blockDim") blockDim = std::stoi(v);
     else if (k == "atomic") params.atomic = std::stoi(v);
     else if (k == "nzA") nzA = std::stoi(v) != 0;
+    else if (k == "aElems") params.aElems = std::stoi(v);
     else if (k == "mode") params.mode = v == "all" ? kAll : v == "iterate" ? kIterate : v == "seq" ? kSeq : kLocal;
     else overrides.emplace_back(k, std::stoi(v));
   }

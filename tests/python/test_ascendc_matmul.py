@@ -210,6 +210,20 @@ def test_unaligned_base_refused(progs, tmp_path):
     assert "Matmul::Init" in proc.stderr and "multiples of 16" in proc.stderr, proc.stderr
 
 
+def test_global_tensor_too_small_refused(progs, tmp_path):
+    # A's GlobalTensor one row short of M x K: the block's A rows run past it.
+    proc = run(progs, tmp_path, "half", 64, 32, 64, aElems=63 * 64, expect_ok=False)
+    err = proc.stderr
+    assert "Matmul (matrix A)" in err and "elements [0, 4096) of a GlobalTensor<half>" in err, err
+    assert "outside its 4032 elements" in err, err
+
+
+def test_leading_dimension_refused(progs, tmp_path):
+    # singleCoreK past Ka: a row of A would be longer than A's leading dimension.
+    proc = run(progs, tmp_path, "float", 32, 32, 48, singleCoreK=96, expect_ok=False)
+    assert "matrix A: rows of 96 elements do not fit its leading dimension 48" in proc.stderr, proc.stderr
+
+
 def test_host_tiling_refuses_nz(progs, tmp_path):
     proc = run(progs, tmp_path, "half", 64, 64, 64, nzA=1, expect_ok=False)
     assert proc.returncode == 3
