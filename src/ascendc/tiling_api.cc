@@ -249,8 +249,12 @@ bool MultiCoreMatmulTiling::SplitCores(::TCubeTiling& t) {
       // whole 16 x 16 fractals per block (less where the matrix is smaller)
       sm = std::min(RoundUp(sm, 16), t.M);
       sn = std::min(RoundUp(sn, 16), t.N);
-      // the largest block's work, then the packing all blocks repeat
-      const double cost = double(sm) * sn * 1e6 + double(Ceil(t.M, sm)) * t.N + double(Ceil(t.N, sn)) * t.M;
+      // The largest block's work, then the copies all blocks make: each packs
+      // its rows of A and its columns of B; half / bfloat16 A is also widened
+      // to float in a pass of its own (B is widened as it is packed).
+      const double aPasses = a_.dataType == DataType::DT_FLOAT ? 1 : 2;
+      const double cost =
+          double(sm) * sn * 1e6 + double(Ceil(t.M, sm)) * t.N + double(Ceil(t.N, sn)) * t.M * aPasses;
       if (best < 0 || cost < best) best = cost, t.singleCoreM = sm, t.singleCoreN = sn;
     }
   }
