@@ -12,6 +12,7 @@
 #include "ascendc_cpu/cast.h"
 #include "ascendc_cpu/compare_reduce.h"
 #include "ascendc_cpu/debug.h"
+#include "ascendc_cpu/matmul.h"
 #include "ascendc_cpu/launch.h"
 
 /* The interface's earlier name. */
