@@ -4,6 +4,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "acl/acl_custom_op.h"
 #include "acl/acl_internal.h"
 
 namespace oc::acl {
@@ -254,6 +255,7 @@ aclError aclInit(const char* configPath) {
     }
     r.initialized = true;
     r.ever_initialized = true;
+    LoadCustomOpPackages();
     // msprof: OPENCANN_PROF_DIR set by the launcher starts a profiling session.
     if (oc::trace::StartEnvSession()) Log(kLogInfo, "aclInit: profiling for msprof (OPENCANN_PROF_DIR)");
     Log(kLogInfo, oc::StrCat("aclInit: initialised (config ", configPath ? configPath : "none", ")"));

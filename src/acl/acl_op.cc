@@ -10,6 +10,7 @@
 #include <sstream>
 #include <variant>
 
+#include "acl/acl_custom_op.h"
 #include "acl/acl_model_internal.h"
 #include "acl/acl_op.h"
 #include "executor/executable.h"
@@ -307,6 +308,10 @@ aclError Execute(const char* opType, int ni, const aclTensorDesc* const* inDesc,
                  int no, const aclTensorDesc* const* outDesc, aclDataBuffer* const* outputs, const aclopAttr* attr,
                  aclrtStream stream, aclTensorDesc* const* update) {
   if (aclError e = RequireInit()) return e;
+  if (IsCustomOp(opType)) {
+    if (attr && !Attrs().Contains(attr)) return Fail(ACL_ERROR_INVALID_PARAM, "attr is not a live aclopAttr");
+    return RunCustomOp(opType, ni, inDesc, inputs, no, outDesc, outputs, attr ? &attr->attrs : nullptr, stream);
+  }
   std::shared_ptr<const CompiledOp> op;
   if (aclError e = Resolve(opType, ni, inDesc, no, outDesc, attr, &op)) return e;
   if (update)

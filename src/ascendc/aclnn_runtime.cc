@@ -47,6 +47,7 @@ struct aclOpExecutor {
   std::vector<void*> args;  // inputs, outputs, workspace, tiling (filled at run)
   uint64_t workspace = 0;
   void* tiling_dev = nullptr;
+  void* own_workspace = nullptr;  // allocated by the runtime (aclopExecuteV2 of a custom operator)
 };
 
 namespace {
@@ -69,8 +70,11 @@ bool Live(const void* p) {
   return g_live.count(p) > 0;
 }
 
+thread_local std::string t_last_error;  // for callers that report it themselves
+
 aclnnStatus Error(aclnnStatus code, const char* api, const std::string& what) {
   std::fprintf(stderr, "[ERROR] %s: %s\n", api, what.c_str());
+  t_last_error = what;
   return code;
 }
 
@@ -124,6 +128,7 @@ void* DataOf(const aclTensor* t) {
 void ReleaseExecutor(void* p) {
   auto* ex = static_cast<aclOpExecutor*>(p);
   if (ex->tiling_dev) aclrtFree(ex->tiling_dev);
+  if (ex->own_workspace) aclrtFree(ex->own_workspace);
   Untrack(ex);
   delete ex;
 }
@@ -384,3 +389,94 @@ aclnnStatus OcAclnnRun(const char* api, void* workspace, uint64_t workspaceSize,
 }
 
 }  // extern "C"
+
+// ---- custom operators by op type (aclopExecuteV2; acl_hooks.h) -----------------------
+namespace {
+
+int HasOp(const char* op_type) { return ops::OcOpRegistry().count(op_type) ? 1 : 0; }
+
+int32_t RunOp(const char* op_type, const aclrtOcOpTensor* in, size_t ni, const aclrtOcOpTensor* out, size_t no,
+              const aclrtOcOpAttr* attrs, size_t na, void* stream, char* msg, size_t msg_len) {
+  auto fail = [&](const std::string& m) {
+    std::snprintf(msg, msg_len, "%s", m.c_str());
+    return static_cast<int32_t>(ACL_ERROR_INVALID_PARAM);
+  };
+  try {
+    auto it = ops::OcOpRegistry().find(op_type);
+    if (it == ops::OcOpRegistry().end()) return fail("not registered");
+    const ops::OpDef& def = *it->second;
+    if (ni != def.GetInputs().size() || no != def.GetOutputs().size())
+      return fail("takes " + std::to_string(def.GetInputs().size()) + " inputs and " +
+                  std::to_string(def.GetOutputs().size()) + " outputs, not " + std::to_string(ni) + " and " +
+                  std::to_string(no));
+    std::vector<std::unique_ptr<aclTensor, aclnnStatus (*)(const aclTensor*)>> owned;
+    auto make = [&](const aclrtOcOpTensor& t) -> const aclTensor* {
+      aclTensor* a = aclCreateTensor(t.dims, t.num_dims, static_cast<aclDataType>(t.dtype), nullptr, 0,
+                                     static_cast<aclFormat>(t.format), t.dims, t.num_dims, t.data);
+      owned.emplace_back(a, &aclDestroyTensor);
+      return a;
+    };
+    std::vector<const aclTensor*> ins, outs;
+    for (size_t i = 0; i < ni; ++i) ins.push_back(in[i].data ? make(in[i]) : nullptr);
+    for (size_t i = 0; i < no; ++i) outs.push_back(make(out[i]));
+    // Attributes in the definition's order, by name; absent ones take their defaults.
+    std::vector<OcAclnnAttr> as;
+    std::vector<aclIntArray*> lists_i;
+    std::vector<aclFloatArray*> lists_f;
+    for (const ops::OpAttrDef& d : def.GetAttrs()) {
+      const aclrtOcOpAttr* given = nullptr;
+      for (size_t k = 0; k < na; ++k)
+        if (d.Name() == attrs[k].name) given = &attrs[k];
+      const auto& dv = d.Default();
+      if (!given && !d.HasDefault())
+        return fail("attribute '" + d.Name() + "' is required (aclopSetAttr*)");
+      OcAclnnAttr a{};
+      using K = gert::RuntimeAttrs::Value;
+      switch (dv.kind) {
+        case K::kBool: a.kind = OC_ATTR_BOOL; a.b = given ? given->i != 0 : dv.b; break;
+        case K::kInt: a.kind = OC_ATTR_INT; a.i = given ? given->i : dv.i; break;
+        case K::kFloat: a.kind = OC_ATTR_FLOAT; a.f = given ? given->f : dv.f; break;
+        case K::kString: a.kind = OC_ATTR_STRING; a.s = given ? given->s : dv.s.c_str(); break;
+        case K::kListInt: {
+          a.kind = OC_ATTR_LIST_INT;
+          lists_i.push_back(given ? aclCreateIntArray(given->ints, given->count)
+                                  : aclCreateIntArray(dv.li.data(), dv.li.size()));
+          a.li = lists_i.back();
+          break;
+        }
+        case K::kListFloat: {
+          a.kind = OC_ATTR_LIST_FLOAT;
+          lists_f.push_back(given ? aclCreateFloatArray(given->floats, given->count)
+                                  : aclCreateFloatArray(dv.lf.data(), dv.lf.size()));
+          a.lf = lists_f.back();
+          break;
+        }
+        default: return fail("attribute '" + d.Name() + "' has no type in the definition");
+      }
+      if (given && ((given->kind == 1) != (a.kind == OC_ATTR_FLOAT)))
+        return fail("attribute '" + d.Name() + "' has the wrong type");
+      as.push_back(a);
+    }
+    uint64_t ws = 0;
+    aclOpExecutor* ex = nullptr;
+    aclnnStatus st = OcAclnnPrepare("aclopExecuteV2", op_type, ins.data(), ins.size(), outs.data(), outs.size(),
+                                    as.data(), as.size(), &ws, &ex);
+    for (auto* l : lists_i) aclDestroyIntArray(l);
+    for (auto* l : lists_f) aclDestroyFloatArray(l);
+    if (st != ACLNN_SUCCESS) return fail(t_last_error);
+    if (ws && aclrtMalloc(&ex->own_workspace, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
+      ReleaseExecutor(ex);
+      return fail("cannot allocate the " + std::to_string(ws) + "-byte workspace");
+    }
+    if (OcAclnnRun("aclopExecuteV2", ex->own_workspace, ws, ex, stream) != ACLNN_SUCCESS) return fail(t_last_error);
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
+
+const aclrtOcCustomOps kCustomOps{&HasOp, &RunOp};
+// Installed when libascendc.so loads (a package library links it).
+const bool g_installed = (aclrtOcSetCustomOps(&kCustomOps), true);
+
+}  // namespace

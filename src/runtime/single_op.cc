@@ -413,7 +413,8 @@ std::optional<SingleOpResult> BuildGraph(const SingleOpSpec& spec, Graph& g, Com
     if (!n.ok())
       return Error(SingleOpErrorKind::kOpNotFound, op,
                    "the op type is neither an ONNX operator of the CPU library (docs/operators.md) nor one of the "
-                   "CANN op types docs/single_op.md lists");
+                   "CANN op types docs/single_op.md lists, nor a custom operator of a package in "
+                   "ASCEND_CUSTOM_OPP_PATH");
     CopyAttrs(*n, attrs);
     built = (*n)->outputs;
   }

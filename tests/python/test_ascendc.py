@@ -630,3 +630,30 @@ def test_custom_operator_package_and_its_aclnn_api(tmp_path):
     assert f"output 'z' is [{n // 2}] but AddCustom infers [{n}] from the inputs" in proc.stderr
     assert "null_input=161001" in proc.stdout and "input 'x' is NULL" in proc.stderr  # ACLNN_ERR_PARAM_NULLPTR
     assert "stale_executor=161002" in proc.stdout and "each executor runs once" in proc.stderr
+
+
+def test_custom_operator_by_op_type_through_ascend_custom_opp_path(tmp_path):
+    """aclInit loads the packages ASCEND_CUSTOM_OPP_PATH names; aclopExecuteV2 runs
+    their operators by op type (the host program only links -lascendcl)."""
+    out = tmp_path / "opp"
+    proc = subprocess.run([os.path.join(BUILD, "ascendc-opp-build"), os.path.join(SAMPLES, "add_custom_op"), "--out",
+                           str(out)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    exe = compile_program(str(tmp_path), "op_by_type", os.path.join(SRC, "tests", "ascendc", "op_by_type.cc"))
+    n = 8 * 8 * 2 * 16 * 2
+    x = RNG.uniform(-4, 4, n).astype(np.float16)
+    y = RNG.uniform(-4, 4, n).astype(np.float16)
+    x.tofile(tmp_path / "x.bin")
+    y.tofile(tmp_path / "y.bin")
+    env = dict(os.environ, ASCEND_CUSTOM_OPP_PATH=f"{tmp_path}/missing:{out}/vendors/customize")
+    proc = subprocess.run([exe, str(n), "x.bin", "y.bin", "z.bin"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "execute=0" in proc.stdout and "sync=0" in proc.stdout, proc.stdout + proc.stderr
+    np.testing.assert_array_equal(np.fromfile(tmp_path / "z.bin", np.float16), x + y)
+    assert ("float_input=100000 aclopExecuteV2: custom operator AddCustom: input 'x' has data type 0; "
+            "AddCustom takes 1") in proc.stdout
+    env.pop("ASCEND_CUSTOM_OPP_PATH")
+    proc = subprocess.run([exe, str(n), "x.bin", "y.bin", "z.bin"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env=env)
+    assert "execute=100024" in proc.stdout and "ASCEND_CUSTOM_OPP_PATH" in proc.stdout, proc.stdout
