@@ -11,18 +11,8 @@ import pytest
 
 import ascendc_ref as ref
 
-BUILD = os.environ.get("OC_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
-SRC = os.environ.get("OC_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-DRIVER = os.path.join(BUILD, "ascendc++")
-SAMPLES = os.path.join(SRC, "samples", "ascendc")
+from ascendc_harness import BUILD, DRIVER, SAMPLES, SRC, compile_program
 RNG = np.random.default_rng(7)
-
-
-def compile_program(out_dir, name, *sources, flags=(), libs=()):
-    exe = os.path.join(out_dir, name)
-    proc = subprocess.run([DRIVER, *flags, *sources, *libs, "-o", exe], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return exe
 
 
 @pytest.fixture(scope="module")

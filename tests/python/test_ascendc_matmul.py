@@ -12,19 +12,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-BUILD = os.environ.get("OC_BUILD_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "build"))
-SRC = os.environ.get("OC_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
-DRIVER = os.path.join(BUILD, "ascendc++")
-SAMPLE = os.path.join(SRC, "samples", "ascendc", "matmul")
+from ascendc_harness import BUILD, DRIVER, SAMPLES, SRC, compile_program  # noqa: F401
+
+SAMPLE = os.path.join(SAMPLES, "matmul")
 RNG = np.random.default_rng(11)
 NP = {"half": np.float16, "bf16": ml_dtypes.bfloat16, "float": np.float32}
-
-
-def compile_program(out_dir, name, *sources, flags=()):
-    exe = os.path.join(out_dir, name)
-    proc = subprocess.run([DRIVER, *flags, *sources, "-o", exe], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    return exe
 
 
 @pytest.fixture(scope="module")
