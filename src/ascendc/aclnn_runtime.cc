@@ -476,7 +476,12 @@ int32_t RunOp(const char* op_type, const aclrtOcOpTensor* in, size_t ni, const a
 }
 
 const aclrtOcCustomOps kCustomOps{&HasOp, &RunOp};
-// Installed when libascendc.so loads (a package library links it).
-const bool g_installed = (aclrtOcSetCustomOps(&kCustomOps), true);
+// Installed while libascendc.so is loaded (a package library links it); taken
+// back when it unloads (a kernel library dlclosed by aclrtBinaryUnLoad may have
+// been what loaded it).
+struct Installer {
+  Installer() { aclrtOcSetCustomOps(&kCustomOps); }
+  ~Installer() { aclrtOcSetCustomOps(nullptr); }
+} g_installer;
 
 }  // namespace
