@@ -129,7 +129,9 @@ inline void RunCpuDebug(const char* name, void (*kernel)(P...), uint32_t blockDi
   KernelCall call{name, blockDim, &Closure<P...>::Run, c, &Closure<P...>::Release, arg_names, c->ptrs,
                   static_cast<int>(sizeof...(P))};
   std::string error;
-  if (!RunNow(call, &error)) ExitWithError(error);
+  bool ok = RunNow(call, &error);
+  Closure<P...>::Release(c);
+  if (!ok) ExitWithError(error);
 }
 
 }  // namespace ocimpl
