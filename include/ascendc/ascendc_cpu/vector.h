@@ -24,6 +24,25 @@ inline V Splat(S s) {
   }
 }
 template <typename V> inline V Zero() { return Splat<V>(0); }
+/* a << v with the bits of a two's complement value (a left shift of a negative
+ * number is undefined in C++17; the vector unit just shifts the bits). */
+template <typename A, typename B>
+inline A Shl(A a, B v) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<std::common_type_t<A, int>>;
+    return static_cast<A>(static_cast<U>(a) << v);
+  } else {
+    using E = std::remove_reference_t<decltype(a[0])>;
+    typedef std::make_unsigned_t<E> UV __attribute__((vector_size(sizeof(A))));
+    UV u, w;
+    std::memcpy(&u, &a, sizeof u);
+    std::memcpy(&w, &v, sizeof w);
+    u <<= w;
+    A r;
+    std::memcpy(&r, &u, sizeof r);
+    return r;
+  }
+}
 }  // namespace ocimpl
 
 /* ---- binary: dst = f(src0, src1) ------------------------------------------ */
@@ -109,7 +128,7 @@ ASCENDC_OC_SCALAR(Muls, a * v)
 ASCENDC_OC_SCALAR(Maxs, ocimpl::VMax(a, v))
 ASCENDC_OC_SCALAR(Mins, ocimpl::VMin(a, v))
 ASCENDC_OC_SCALAR(LeakyRelu, a > ocimpl::Zero<decltype(a)>() ? a : a * v)
-ASCENDC_OC_SCALAR(ShiftLeft, a << v)
+ASCENDC_OC_SCALAR(ShiftLeft, ocimpl::Shl(a, v))
 ASCENDC_OC_SCALAR(ShiftRight, a >> v)
 #undef ASCENDC_OC_SCALAR
 
