@@ -589,13 +589,21 @@ def test_custom_operator_project_host_and_kernel(tmp_path):
     np.testing.assert_array_equal(np.fromfile(tmp_path / "z.bin", np.float16), x + y)
 
 
-def test_custom_operator_package_and_its_aclnn_api(tmp_path):
-    """opp_build.py builds samples/ascendc/add_custom_op into a package (generated
-    aclnn_add_custom.h + libcust_opapi.so); an aclnn application calls it."""
-    out = tmp_path / "opp"
+@pytest.fixture(scope="module")
+def opp_package(tmp_path_factory):
+    """samples/ascendc/add_custom_op built into a package by opp_build.py."""
+    import pathlib
+    out = pathlib.Path(tmp_path_factory.mktemp("opp"))
     proc = subprocess.run([os.path.join(BUILD, "ascendc-opp-build"), os.path.join(SAMPLES, "add_custom_op"), "--out",
                            str(out)], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    return out
+
+
+def test_custom_operator_package_and_its_aclnn_api(opp_package, tmp_path):
+    """opp_build.py builds samples/ascendc/add_custom_op into a package (generated
+    aclnn_add_custom.h + libcust_opapi.so); an aclnn application calls it."""
+    out = opp_package
     api = out / "vendors" / "customize" / "op_api"
     header = (api / "include" / "aclnn_add_custom.h").read_text()
     assert ("aclnnStatus aclnnAddCustomGetWorkspaceSize(const aclTensor *x, const aclTensor *y, const aclTensor *z, "
@@ -622,13 +630,10 @@ def test_custom_operator_package_and_its_aclnn_api(tmp_path):
     assert "stale_executor=161002" in proc.stdout and "each executor runs once" in proc.stderr
 
 
-def test_custom_operator_by_op_type_through_ascend_custom_opp_path(tmp_path):
+def test_custom_operator_by_op_type_through_ascend_custom_opp_path(opp_package, tmp_path):
     """aclInit loads the packages ASCEND_CUSTOM_OPP_PATH names; aclopExecuteV2 runs
     their operators by op type (the host program only links -lascendcl)."""
-    out = tmp_path / "opp"
-    proc = subprocess.run([os.path.join(BUILD, "ascendc-opp-build"), os.path.join(SAMPLES, "add_custom_op"), "--out",
-                           str(out)], capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = opp_package
     exe = compile_program(str(tmp_path), "op_by_type", os.path.join(SRC, "tests", "ascendc", "op_by_type.cc"))
     n = 8 * 8 * 2 * 16 * 2
     x = RNG.uniform(-4, 4, n).astype(np.float16)
