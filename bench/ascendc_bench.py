@@ -7,7 +7,6 @@ prints medians. Usage: python3 bench/ascendc_bench.py [--rounds 5] [--threads 2]
 """
 import argparse
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -15,17 +14,14 @@ import tempfile
 
 import numpy as np
 
+from bench_host import cpu_model  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BUILD = os.environ.get("OC_BUILD_DIR", os.path.join(ROOT, "build"))
 DRIVER = os.path.join(BUILD, "ascendc++")
 S = os.path.join(ROOT, "samples", "ascendc")
 
 
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def build(tmp):

@@ -9,7 +9,6 @@ Usage: python3 bench/ascendc_matmul_bench.py [--rounds 5] [--threads 2] [--repea
 """
 import argparse
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -18,6 +17,8 @@ import tempfile
 import ml_dtypes
 import numpy as np
 
+from bench_host import cpu_model  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 BUILD = os.environ.get("OC_BUILD_DIR", os.path.join(ROOT, "build"))
 DRIVER = os.path.join(BUILD, "ascendc++")
@@ -25,11 +26,6 @@ SAMPLE = os.path.join(ROOT, "samples", "ascendc", "matmul")
 SHAPES = [(1024, 1024, 1024), (512, 2048, 768)]
 
 
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def build(tmp):

@@ -10,23 +10,19 @@ alternating rounds; medians per size. Also a one-thread memcpy for scale.
 Prints a markdown table (docs/benchmarks.md keeps the results)."""
 import argparse
 import os
-import platform
 import statistics
 import subprocess
 import time
 
 import numpy as np
 
+from bench_host import cpu_model  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OURS = {"allreduce": "all_reduce_test", "allgather": "all_gather_test", "reducescatter": "reduce_scatter_test",
         "alltoall": "alltoall_test"}
 
 
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def run(cmd):

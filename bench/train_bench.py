@@ -12,10 +12,11 @@ process's peak resident memory. Prints a markdown table (docs/benchmarks.md)."""
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
+
+from bench_host import cpu_model  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -24,11 +25,6 @@ MODELS = {"digits": (50, (1, 8, 8), 10, 60), "resnet18": (32, (3, 32, 32), 10, 8
           "transformer": (8, (128,), 10, 8)}
 
 
-def cpu_model():
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 # ---- the models, written once per framework -------------------------------------------
