@@ -185,9 +185,15 @@ def attr_default(where, kind, v):
         if not isinstance(v, str):
             raise bad("a string")
         return json.dumps(v)  # a valid C string literal for printable text
-    if kind == "list_int":
-        return "{" + ", ".join(number(x, True) for x in items(v)) + "}"
-    return "{" + ", ".join(number(x, False) + "f" for x in items(v)) + "}"
+    integral = kind == "list_int"
+    values = []
+    for x in items(v):
+        try:
+            values.append(number(x, integral) + ("" if integral else "f"))
+        except Refused:
+            raise Refused(f"{where}: default_value {json.dumps(v)} is not a list of "
+                          f"{'integers' if integral else 'numbers'} (item {json.dumps(x)})") from None
+    return "{" + ", ".join(values) + "}"
 
 
 def read_attrs(op, attrs):
@@ -345,8 +351,8 @@ def host_source(op, soc):
                 dtype_body += f"  context->SetOutputDataType({k}, in);  // '{o['name']}' has the types of " \
                               f"'{rin['name']}'\n"
             else:
-                pairs = ", ".join(f"{{{a[0]}, {b[0]}}}" for a, b in zip(rin["types"], o["types"]))
-                dtype_body += (f"  // '{o['name']}': the type in the column of '{rin['name']}''s type.\n"
+                pairs = ", ".join(dict.fromkeys(f"{{{a[0]}, {b[0]}}}" for a, b in zip(rin["types"], o["types"])))
+                dtype_body += (f"  // '{o['name']}': the type in the (first) column of '{rin['name']}''s type.\n"
                                f"  static const std::pair<DataType, DataType> column{k}[] = {{{pairs}}};\n"
                                f"  for (const auto& c : column{k})\n"
                                f"    if (c.first == in) {{\n"
