@@ -56,7 +56,8 @@ def project(tmp_path_factory):
 
 def test_generated_project_layout(project):
     files = sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file())
-    assert files == ["CMakeLists.txt", "build.sh", "op_host/leaky_relu_custom.cpp", "op_host/leaky_relu_custom_tiling.h",
+    assert files == ["CMakeLists.txt", "build.sh", "op_host/leaky_relu_custom.cpp",
+                     "op_host/leaky_relu_custom_tiling.h",
                      "op_host/squared_diff_custom.cpp", "op_host/squared_diff_custom_tiling.h",
                      "op_kernel/leaky_relu_custom.cpp", "op_kernel/squared_diff_custom.cpp"]
     assert os.access(project / "build.sh", os.X_OK)
@@ -105,7 +106,8 @@ EVERY_KIND = [
               {"name": "dims", "param_type": "optional", "type": "list_int", "default_value": "1,2,3"},
               {"name": "weights", "param_type": "optional", "type": "list_float", "default_value": [0.5, 2]},
               {"name": "axis", "param_type": "required", "type": "int"}]},
-    {"op": "FillCustom", "output_desc": [{"name": "y", "type": ["float"]}], "attr": [{"name": "value", "type": "float"}]},
+    {"op": "FillCustom", "output_desc": [{"name": "y", "type": ["float"]}],
+     "attr": [{"name": "value", "type": "float"}]},
 ]
 
 
@@ -135,7 +137,8 @@ def test_every_kind_of_field_builds_with_build_sh(tmp_path):
             "bool flag, const char * mode, const aclIntArray * dims, const aclFloatArray * weights, int64_t axis, "
             "const aclTensor *y, const aclTensor *mask, uint64_t *workspaceSize, aclOpExecutor **executor);"
             ) in (inc / "aclnn_attrs_custom.h").read_text()
-    assert "aclnnFillCustomGetWorkspaceSize(double value, const aclTensor *y," in (inc / "aclnn_fill_custom.h").read_text()
+    fill = (inc / "aclnn_fill_custom.h").read_text()
+    assert "aclnnFillCustomGetWorkspaceSize(double value, const aclTensor *y," in fill
 
 
 # ---- the real implementation, written over the skeleton ----------------------------------------

@@ -59,7 +59,9 @@ ATTR_TYPES = ["int", "float", "bool", "string", "list_int", "list_float"]
 # Chip families with a profile here (docs/ascendc.md, "Limits checked"); the
 # generated definition names the chip as CANN's AddConfig does, in lower case.
 SOCS = ("Ascend910B", "Ascend910", "Ascend310P")
-RESERVED = {"workspace", "tiling", "context", "tiling_data", "op"}
+# Names the generated kernel, tiling data and aclnn functions use beside the parameters.
+RESERVED = {"workspace", "tiling", "tiling_data", "op", "totalLength", "tileNum", "inputs", "outputs", "attrs",
+            "workspaceSize", "executor", "stream"}
 CXX_WORDS = set("""alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
 char32_t class compl concept const consteval constexpr constinit const_cast continue co_await co_return co_yield
 decltype default delete do double dynamic_cast else enum explicit export extern false float for friend goto if
@@ -537,7 +539,7 @@ def generate(ops, out, soc, mode):
 
 
 def parse_soc(value):
-    m = re.fullmatch(r"ai_core-(\w+)", value or "")
+    m = re.fullmatch(r"ai_core-(\w+)", value or "", re.IGNORECASE)
     if not m:
         if value and value.lower().startswith("aicpu"):
             raise Refused(f"-c {value} is not supported: AI CPU operators are not generated; use ai_core-<soc>, "
@@ -568,7 +570,7 @@ def main(argv=None):
     if a.command != "gen":
         ap.error("the command is `msopgen gen -i op.json ...`")
     try:
-        if a.language != "cpp":
+        if a.language.lower() != "cpp":
             raise Refused(f"-lan {a.language} is not supported: only -lan cpp (Ascend C) projects are generated")
         if a.mode not in ("0", "1"):
             raise Refused(f"-m {a.mode} is not supported: expected 0 (a new project) or 1 (add to a project)")
