@@ -70,6 +70,12 @@ std::string DataTypeName(DataType t);
 // True for codes this build knows (storable numeric types and bool).
 bool IsKnownDataType(int32_t code);
 
+// AscendCL's aclDataType numbering to ours (kUndefined for ACL_DT_UNDEFINED and
+// types the CPU operators lack).
+DataType DataTypeFromAcl(int acl_type);
+// Ours to aclDataType's numbering (-1, ACL_DT_UNDEFINED, for types it lacks).
+int DataTypeToAcl(DataType t);
+
 template <typename T> struct DataTypeOf;
 template <> struct DataTypeOf<float> { static constexpr DataType value = DataType::kFloat32; };
 template <> struct DataTypeOf<double> { static constexpr DataType value = DataType::kFloat64; };

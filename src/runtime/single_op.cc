@@ -297,29 +297,6 @@ SingleOpResult Error(SingleOpErrorKind kind, const std::string& op, const std::s
 
 }  // namespace
 
-// aclDataType numbers and our types, one table for both directions (the
-// numbers are include/acl/acl_base.h's; oc_core does not see that header).
-constexpr std::pair<int, DataType> kAclTypes[] = {
-    {0, DataType::kFloat32}, {1, DataType::kFloat16}, {2, DataType::kInt8},    {3, DataType::kInt32},
-    {4, DataType::kUInt8},   {6, DataType::kInt16},   {7, DataType::kUInt16},  {8, DataType::kUInt32},
-    {9, DataType::kInt64},   {10, DataType::kUInt64}, {11, DataType::kFloat64}, {12, DataType::kBool},
-    {13, DataType::kString}, {27, DataType::kBFloat16}, {29, DataType::kInt4},
-    {35, DataType::kFloat8E5M2}, {36, DataType::kFloat8E4M3FN}, {37, DataType::kFloat8E8M0},
-    {40, DataType::kFloat4E2M1}};
-
-DataType DataTypeFromAcl(int acl_type) {
-  for (const auto& [number, type] : kAclTypes)
-    if (number == acl_type) return type == DataType::kString ? DataType::kUndefined : type;  // no string kernels
-  return DataType::kUndefined;
-}
-
-int DataTypeToAcl(DataType t) {
-  for (const auto& [number, type] : kAclTypes)
-    if (type == t) return number;
-  return -1;  // ACL_DT_UNDEFINED
-}
-
-
 std::string SingleOpKey(const SingleOpSpec& spec) {
   std::string key;
   AppendString(key, spec.op_type);

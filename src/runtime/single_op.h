@@ -65,12 +65,6 @@ SingleOpResult CompileSingleOp(const SingleOpSpec& spec);
 // tensors with constant values, attributes).
 std::string SingleOpKey(const SingleOpSpec& spec);
 
-// AscendCL's aclDataType numbering to ours (kUndefined for ACL_DT_UNDEFINED and
-// types the CPU operators lack).
-DataType DataTypeFromAcl(int acl_type);
-// Ours to aclDataType's numbering (-1, ACL_DT_UNDEFINED, for types it lacks).
-int DataTypeToAcl(DataType t);
-
 // Metadata keys of a single-op .om (atc --singleop).
 inline constexpr const char* kSingleOpTypeKey = "single_op_type";
 inline constexpr const char* kSingleOpKeyKey = "single_op_key";
