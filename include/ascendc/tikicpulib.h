@@ -16,4 +16,7 @@ void GmFree(void* ptr);
 #define ICPU_RUN_KF(func, blockdim, ...) \
   ::AscendC::ocimpl::RunCpuDebug(#func, func, static_cast<uint32_t>(blockdim), #__VA_ARGS__, ##__VA_ARGS__)
 
+/* The tiling key (TILING_KEY_IS) of this thread's next ICPU_RUN_KF. */
+#define ICPU_SET_TILING_KEY(key) ::AscendC::ocimpl::SetNextTilingKey(static_cast<uint64_t>(key))
+
 #endif  // OPENCANN_ASCENDC_TIKICPULIB_H_

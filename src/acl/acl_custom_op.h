@@ -13,6 +13,11 @@ namespace oc::acl {
 void LoadCustomOpPackages();
 // True when a loaded package defines op_type.
 bool IsCustomOp(const char* op_type);
+// Checks the descriptions against the operator's definition, inference and
+// tiling (aclopCompile's arguments); nothing is kept: custom operators are
+// built when their package is.
+aclError CompileCustomOp(const char* op_type, int ni, const aclTensorDesc* const* in_desc, int no,
+                         const aclTensorDesc* const* out_desc, const std::map<std::string, oc::Attribute>* attrs);
 // Runs the custom operator on the stream (aclopExecuteV2's arguments).
 aclError RunCustomOp(const char* op_type, int ni, const aclTensorDesc* const* in_desc,
                      const aclDataBuffer* const* inputs, int no, const aclTensorDesc* const* out_desc,

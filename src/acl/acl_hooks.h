@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "acl/acl_base.h"
+#include "ops/custom_op_abi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,35 +43,11 @@ ACL_FUNC_VISIBILITY size_t aclrtOcMemExtent(const void* p);
 ACL_FUNC_VISIBILITY int64_t aclrtOcNowNs(void);
 ACL_FUNC_VISIBILITY void aclrtOcTraceKernel(const char* kernel, uint32_t block_dim, int64_t start_ns, int64_t end_ns);
 
-/* Custom operators (Ascend C packages): libascendc.so installs these when it
- * loads; aclopExecuteV2 and friends hand an op type `has` accepts to `run`.
- * Tensors and attributes are described in plain C; `run` queues the operator
- * on the stream and returns 0, or an aclError with a message. */
-typedef struct aclrtOcOpTensor {
-  const int64_t* dims;
-  size_t num_dims;
-  int32_t dtype;   /* aclDataType */
-  int32_t format;  /* aclFormat */
-  void* data;
-  size_t size;
-} aclrtOcOpTensor;
-typedef struct aclrtOcOpAttr {
-  const char* name;
-  int32_t kind;  /* 0 int (and bool), 1 float, 2 string, 3 ints, 4 floats */
-  int64_t i;
-  float f;
-  const char* s;
-  const int64_t* ints;
-  const float* floats;
-  size_t count;
-} aclrtOcOpAttr;
-typedef struct aclrtOcCustomOps {
-  int (*has)(const char* op_type);
-  int32_t (*run)(const char* op_type, const aclrtOcOpTensor* inputs, size_t num_inputs, const aclrtOcOpTensor* outputs,
-                 size_t num_outputs, const aclrtOcOpAttr* attrs, size_t num_attrs, void* stream, char* msg,
-                 size_t msg_len);
-} aclrtOcCustomOps;
-ACL_FUNC_VISIBILITY void aclrtOcSetCustomOps(const aclrtOcCustomOps* ops);
+/* Custom operators (Ascend C packages): libascendc.so hands its table
+ * (ops/custom_op_abi.h) over when it loads, and takes it back (NULL) when it
+ * unloads; aclopExecuteV2 and friends, and models' AscendCustom nodes, run the
+ * op types it has. */
+ACL_FUNC_VISIBILITY void aclrtOcSetCustomOps(const OcCustomOps* ops);
 
 #ifdef __cplusplus
 }

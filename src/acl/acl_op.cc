@@ -492,6 +492,10 @@ aclError aclopCompile(const char* opType, int numInputs, const aclTensorDesc* co
                       aclopCompileType, const char*) {
   return Guard(__func__, [&]() -> aclError {
     if (aclError e = RequireInit()) return e;
+    if (IsCustomOp(opType)) {
+      if (attr && !Attrs().Contains(attr)) return Fail(ACL_ERROR_INVALID_PARAM, "attr is not a live aclopAttr");
+      return CompileCustomOp(opType, numInputs, inputDesc, numOutputs, outputDesc, attr ? &attr->attrs : nullptr);
+    }
     std::shared_ptr<const CompiledOp> op;
     return Resolve(opType, numInputs, inputDesc, numOutputs, outputDesc, attr, &op);
   });

@@ -16,6 +16,7 @@
 #include "acl/acl.h"
 #include "acl/acl_hooks.h"
 #include "aclnn/oc_op_call.h"
+#include "ascendc/context.h"
 #include "register/op_def_registry.h"
 
 struct aclTensor {
@@ -43,6 +44,7 @@ struct aclOpExecutor {
   std::string op_type;
   uint32_t (*entry)(uint32_t, void*, const void*, size_t) = nullptr;
   uint32_t block_dim = 0;
+  uint64_t tiling_key = 0;
   std::vector<uint8_t> tiling;
   std::vector<void*> args;  // inputs, outputs, workspace, tiling (filled at run)
   uint64_t workspace = 0;
@@ -228,9 +230,114 @@ aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_
   return ACLNN_SUCCESS;
 }
 
-aclnnStatus OcAclnnPrepare(const char* api, const char* opType, const aclTensor* const* inputs, size_t numInputs,
-                           const aclTensor* const* outputs, size_t numOutputs, const OcAclnnAttr* attrs,
-                           size_t numAttrs, uint64_t* workspaceSize, aclOpExecutor** executor) {
+}  // extern "C"
+
+namespace {
+
+// The node state the host functions see, from the tensors (checked against
+// the definition). outputs may be NULL (inference: their shapes are empty);
+// need_data: the tensors must have data (aclnn), or are descriptions.
+aclnnStatus FillNode(const char* api, const ops::OpDef& def, const char* opType, const aclTensor* const* inputs,
+                     size_t numInputs, const aclTensor* const* outputs, size_t numOutputs, const OcAclnnAttr* attrs,
+                     size_t numAttrs, bool need_data, gert::OcNodeState* node) {
+  if (numInputs != def.GetInputs().size() || numOutputs != def.GetOutputs().size())
+    return Error(ACLNN_ERR_INNER, api, "the generated call and the operator's definition disagree on parameters");
+  node->name = opType;
+  node->type = opType;
+  auto check = [&](const aclTensor* t, const ops::OpParamDef& p, const char* role) -> aclnnStatus {
+    if (!t) {
+      if (p.GetParamType() == ops::OPTIONAL) return ACLNN_SUCCESS;
+      return Error(ACLNN_ERR_PARAM_NULLPTR, api, std::string(role) + " '" + p.Name() + "' is NULL");
+    }
+    if (!Live(t)) return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() +
+                                                                 "' is not a live aclTensor");
+    if (need_data && !t->data)
+      return Error(ACLNN_ERR_PARAM_NULLPTR, api, std::string(role) + " '" + p.Name() + "' has no data");
+    if (!Contiguous(*t))
+      return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() +
+                                                     "' is a non-contiguous view: not supported yet");
+    const auto& allowed = p.GetDataTypes();
+    bool ok = allowed.empty();
+    for (ge::DataType d : allowed) ok = ok || static_cast<int>(d) == static_cast<int>(t->dtype);
+    if (!ok) {
+      std::string list;
+      for (ge::DataType d : allowed) list += (list.empty() ? "" : ", ") + std::to_string(static_cast<int>(d));
+      return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() + "' has data type " +
+                                                     std::to_string(static_cast<int>(t->dtype)) + "; " + opType +
+                                                     " takes " + list + " (aclDataType values)");
+    }
+    return ACLNN_SUCCESS;
+  };
+  for (size_t i = 0; i < numInputs; ++i) {
+    if (aclnnStatus e = check(inputs[i], def.GetInputs()[i], "input")) return e;
+    const aclTensor* t = inputs[i];
+    gert::Shape s;
+    if (t)
+      for (int64_t d : t->dims) s.AppendDim(d);
+    node->input_shapes.emplace_back(s);
+    node->input_present.push_back(t != nullptr);
+    node->input_descs.emplace_back(t ? static_cast<ge::DataType>(t->dtype) : ge::DT_UNDEFINED,
+                                   t ? static_cast<ge::Format>(t->format) : ge::FORMAT_ND);
+  }
+  for (size_t i = 0; i < numOutputs; ++i) {
+    gert::Shape s;
+    if (!outputs) {
+      node->output_shapes.emplace_back(s);
+      node->output_descs.emplace_back(ge::DT_UNDEFINED, ge::FORMAT_ND);
+      continue;
+    }
+    if (aclnnStatus e = check(outputs[i], def.GetOutputs()[i], "output")) return e;
+    for (int64_t d : outputs[i]->dims) s.AppendDim(d);
+    node->output_shapes.emplace_back(s);
+    node->output_descs.emplace_back(static_cast<ge::DataType>(outputs[i]->dtype),
+                                    static_cast<ge::Format>(outputs[i]->format));
+  }
+  for (size_t i = 0; i < numAttrs; ++i) {
+    gert::RuntimeAttrs::Value v;
+    const OcAclnnAttr& a = attrs[i];
+    switch (a.kind) {
+      case OC_ATTR_BOOL: v.kind = v.kBool; v.b = a.b; break;
+      case OC_ATTR_INT: v.kind = v.kInt; v.i = a.i; break;
+      case OC_ATTR_FLOAT: v.kind = v.kFloat; v.f = static_cast<float>(a.f); break;
+      case OC_ATTR_STRING: v.kind = v.kString; v.s = a.s ? a.s : ""; break;
+      case OC_ATTR_LIST_INT: v.kind = v.kListInt; if (a.li) v.li = a.li->v; break;
+      case OC_ATTR_LIST_FLOAT: v.kind = v.kListFloat; if (a.lf) v.lf = a.lf->v; break;
+      default: return Error(ACLNN_ERR_INNER, api, "unknown attribute kind");
+    }
+    node->attrs.OcValues().push_back(std::move(v));
+  }
+  return ACLNN_SUCCESS;
+}
+
+// Runs the operator's InferShape and InferDataType on a copy of `node`. An
+// operator without InferDataType gives each output its definition's only
+// data type, else input 0's.
+aclnnStatus Infer(const char* api, const ops::OpDef& def, const char* opType, const gert::OcNodeState& node,
+                  gert::OcNodeState* inferred) {
+  *inferred = node;
+  gert::InferShapeContext ictx(inferred);
+  if (def.GetInferShape()(&ictx) != ge::GRAPH_SUCCESS)
+    return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(opType) + "'s InferShape refused the input shapes");
+  if (def.GetInferDataType()) {
+    gert::InferDataTypeContext dctx(inferred);
+    if (def.GetInferDataType()(&dctx) != ge::GRAPH_SUCCESS)
+      return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(opType) + "'s InferDataType refused the inputs");
+  } else {
+    for (size_t i = 0; i < inferred->output_descs.size(); ++i) {
+      const auto& types = def.GetOutputs()[i].GetDataTypes();
+      ge::DataType t = types.size() == 1 ? types[0]
+                       : node.input_descs.empty() ? ge::DT_UNDEFINED
+                                                  : node.input_descs[0].GetDataType();
+      if (inferred->output_descs[i].GetDataType() == ge::DT_UNDEFINED)
+        inferred->output_descs[i].SetDataType(t);
+    }
+  }
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus Prepare(const char* api, const char* opType, const aclTensor* const* inputs, size_t numInputs,
+                    const aclTensor* const* outputs, size_t numOutputs, const OcAclnnAttr* attrs, size_t numAttrs,
+                    bool need_data, uint64_t* workspaceSize, aclOpExecutor** executor) {
   try {
     if (!workspaceSize || !executor)
       return Error(ACLNN_ERR_PARAM_NULLPTR, api, "workspaceSize and executor must not be NULL");
@@ -240,78 +347,14 @@ aclnnStatus OcAclnnPrepare(const char* api, const char* opType, const aclTensor*
       return Error(ACLNN_ERR_PARAM_INVALID, api, std::string("operator ") + opType + " is not registered (its "
                                                  "package library did not load)");
     const ops::OpDef& def = *it->second;
-    if (numInputs != def.GetInputs().size() || numOutputs != def.GetOutputs().size())
-      return Error(ACLNN_ERR_INNER, api, "the generated call and the operator's definition disagree on parameters");
     gert::OcNodeState node;
-    node.name = opType;
-    node.type = opType;
-    auto check = [&](const aclTensor* t, const ops::OpParamDef& p, const char* role) -> aclnnStatus {
-      if (!t) {
-        if (p.GetParamType() == ops::OPTIONAL) return ACLNN_SUCCESS;
-        return Error(ACLNN_ERR_PARAM_NULLPTR, api, std::string(role) + " '" + p.Name() + "' is NULL");
-      }
-      if (!Live(t)) return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() +
-                                                                   "' is not a live aclTensor");
-      if (!t->data) return Error(ACLNN_ERR_PARAM_NULLPTR, api, std::string(role) + " '" + p.Name() + "' has no data");
-      if (!Contiguous(*t))
-        return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() +
-                                                       "' is a non-contiguous view: not supported yet");
-      const auto& allowed = p.GetDataTypes();
-      bool ok = allowed.empty();
-      for (ge::DataType d : allowed) ok = ok || static_cast<int>(d) == static_cast<int>(t->dtype);
-      if (!ok) {
-        std::string list;
-        for (ge::DataType d : allowed) list += (list.empty() ? "" : ", ") + std::to_string(static_cast<int>(d));
-        return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(role) + " '" + p.Name() + "' has data type " +
-                                                       std::to_string(static_cast<int>(t->dtype)) + "; " + opType +
-                                                       " takes " + list + " (aclDataType values)");
-      }
-      return ACLNN_SUCCESS;
-    };
-    for (size_t i = 0; i < numInputs; ++i) {
-      if (aclnnStatus e = check(inputs[i], def.GetInputs()[i], "input")) return e;
-      const aclTensor* t = inputs[i];
-      gert::Shape s;
-      if (t)
-        for (int64_t d : t->dims) s.AppendDim(d);
-      node.input_shapes.emplace_back(s);
-      node.input_present.push_back(t != nullptr);
-      node.input_descs.emplace_back(t ? static_cast<ge::DataType>(t->dtype) : ge::DT_UNDEFINED,
-                                    t ? static_cast<ge::Format>(t->format) : ge::FORMAT_ND);
-    }
-    for (size_t i = 0; i < numOutputs; ++i) {
-      if (aclnnStatus e = check(outputs[i], def.GetOutputs()[i], "output")) return e;
-      gert::Shape s;
-      for (int64_t d : outputs[i]->dims) s.AppendDim(d);
-      node.output_shapes.emplace_back(s);
-      node.output_descs.emplace_back(static_cast<ge::DataType>(outputs[i]->dtype),
-                                     static_cast<ge::Format>(outputs[i]->format));
-    }
-    for (size_t i = 0; i < numAttrs; ++i) {
-      gert::RuntimeAttrs::Value v;
-      const OcAclnnAttr& a = attrs[i];
-      switch (a.kind) {
-        case OC_ATTR_BOOL: v.kind = v.kBool; v.b = a.b; break;
-        case OC_ATTR_INT: v.kind = v.kInt; v.i = a.i; break;
-        case OC_ATTR_FLOAT: v.kind = v.kFloat; v.f = static_cast<float>(a.f); break;
-        case OC_ATTR_STRING: v.kind = v.kString; v.s = a.s ? a.s : ""; break;
-        case OC_ATTR_LIST_INT: v.kind = v.kListInt; if (a.li) v.li = a.li->v; break;
-        case OC_ATTR_LIST_FLOAT: v.kind = v.kListFloat; if (a.lf) v.lf = a.lf->v; break;
-        default: return Error(ACLNN_ERR_INNER, api, "unknown attribute kind");
-      }
-      node.attrs.OcValues().push_back(std::move(v));
-    }
+    if (aclnnStatus e = FillNode(api, def, opType, inputs, numInputs, outputs, numOutputs, attrs, numAttrs,
+                                 need_data, &node))
+      return e;
     // The outputs the caller passed must be what the operator infers.
     if (def.GetInferShape()) {
-      gert::OcNodeState inferred = node;
-      gert::InferShapeContext ictx(&inferred);
-      if (def.GetInferShape()(&ictx) != ge::GRAPH_SUCCESS)
-        return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(opType) + "'s InferShape refused the input shapes");
-      if (def.GetInferDataType()) {
-        gert::InferDataTypeContext dctx(&inferred);
-        if (def.GetInferDataType()(&dctx) != ge::GRAPH_SUCCESS)
-          return Error(ACLNN_ERR_PARAM_INVALID, api, std::string(opType) + "'s InferDataType refused the inputs");
-      }
+      gert::OcNodeState inferred;
+      if (aclnnStatus e = Infer(api, def, opType, node, &inferred)) return e;
       for (size_t i = 0; i < numOutputs; ++i) {
         const gert::Shape& want = inferred.output_shapes[i].GetOriginShape();
         std::vector<int64_t> w;
@@ -341,6 +384,7 @@ aclnnStatus OcAclnnPrepare(const char* api, const char* opType, const aclTensor*
     if (raw.GetDataSize() > raw.GetCapacity())
       return Error(ACLNN_ERR_INNER, api, std::string(opType) + "'s tiling data is larger than its buffer");
     ex->block_dim = tctx.GetBlockDim();
+    ex->tiling_key = tctx.GetTilingKey();
     ex->tiling.assign(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(std::max<size_t>(raw.GetDataSize(), 8)));
     size_t num_ws = tctx.GetWorkspaceNum();
     const size_t* ws = tctx.GetWorkspaceSizes(num_ws);
@@ -363,6 +407,16 @@ aclnnStatus OcAclnnPrepare(const char* api, const char* opType, const aclTensor*
   }
 }
 
+}  // namespace
+
+extern "C" {
+
+aclnnStatus OcAclnnPrepare(const char* api, const char* opType, const aclTensor* const* inputs, size_t numInputs,
+                           const aclTensor* const* outputs, size_t numOutputs, const OcAclnnAttr* attrs,
+                           size_t numAttrs, uint64_t* workspaceSize, aclOpExecutor** executor) {
+  return Prepare(api, opType, inputs, numInputs, outputs, numOutputs, attrs, numAttrs, true, workspaceSize, executor);
+}
+
 aclnnStatus OcAclnnRun(const char* api, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                        aclrtStream stream) {
   if (!executor || !Live(executor))
@@ -377,6 +431,7 @@ aclnnStatus OcAclnnRun(const char* api, void* workspace, uint64_t workspaceSize,
     return Error(ACLNN_ERR_RUNTIME_ERROR, api, std::string("tiling data to the device: ") + aclGetRecentErrMsg());
   ex->args[ex->args.size() - 2] = workspace;
   ex->args.back() = ex->tiling_dev;
+  AscendC::ocimpl::SetNextTilingKey(ex->tiling_key);
   uint32_t rc = ex->entry(ex->block_dim, stream, ex->args.data(), ex->args.size() * sizeof(void*));
   if (rc != 0) {
     ReleaseExecutor(ex);
@@ -390,92 +445,198 @@ aclnnStatus OcAclnnRun(const char* api, void* workspace, uint64_t workspaceSize,
 
 }  // extern "C"
 
-// ---- custom operators by op type (aclopExecuteV2; acl_hooks.h) -----------------------
+// ---- custom operators by op type (ops/custom_op_abi.h) ---------------------------------
 namespace {
 
 int HasOp(const char* op_type) { return ops::OcOpRegistry().count(op_type) ? 1 : 0; }
 
-int32_t RunOp(const char* op_type, const aclrtOcOpTensor* in, size_t ni, const aclrtOcOpTensor* out, size_t no,
-              const aclrtOcOpAttr* attrs, size_t na, void* stream, char* msg, size_t msg_len) {
-  auto fail = [&](const std::string& m) {
-    std::snprintf(msg, msg_len, "%s", m.c_str());
-    return static_cast<int32_t>(ACL_ERROR_INVALID_PARAM);
+int32_t Fail(char* msg, size_t msg_len, const std::string& m) {
+  std::snprintf(msg, msg_len, "%s", m.c_str());
+  return static_cast<int32_t>(ACL_ERROR_INVALID_PARAM);
+}
+
+// The handles one call by op type creates, destroyed with it.
+struct CallState {
+  std::vector<std::unique_ptr<aclTensor, aclnnStatus (*)(const aclTensor*)>> tensors;
+  std::vector<std::unique_ptr<aclIntArray, aclnnStatus (*)(const aclIntArray*)>> ints;
+  std::vector<std::unique_ptr<aclFloatArray, aclnnStatus (*)(const aclFloatArray*)>> floats;
+  std::vector<const aclTensor*> ins, outs;
+  std::vector<OcAclnnAttr> attrs;
+};
+
+// Tensors (an input is omitted when `omitted` says so) and the attributes in
+// the definition's order, by name; absent ones take their defaults. Returns
+// "" or what is wrong.
+std::string Gather(const ops::OpDef& def, const OcOpTensor* in, size_t ni, const OcOpTensor* out, size_t no,
+                   const OcOpAttr* attrs, size_t na, bool (*omitted)(const OcOpTensor&), CallState* st) {
+  if (ni != def.GetInputs().size() || no != def.GetOutputs().size())
+    return "takes " + std::to_string(def.GetInputs().size()) + " inputs and " +
+           std::to_string(def.GetOutputs().size()) + " outputs, not " + std::to_string(ni) + " and " +
+           std::to_string(no);
+  auto make = [&](const OcOpTensor& t) -> const aclTensor* {
+    aclTensor* a = aclCreateTensor(t.dims, t.num_dims, static_cast<aclDataType>(t.dtype), nullptr, 0,
+                                   static_cast<aclFormat>(t.format), t.dims, t.num_dims, t.data);
+    st->tensors.emplace_back(a, &aclDestroyTensor);
+    return a;
   };
-  try {
-    auto it = ops::OcOpRegistry().find(op_type);
-    if (it == ops::OcOpRegistry().end()) return fail("not registered");
-    const ops::OpDef& def = *it->second;
-    if (ni != def.GetInputs().size() || no != def.GetOutputs().size())
-      return fail("takes " + std::to_string(def.GetInputs().size()) + " inputs and " +
-                  std::to_string(def.GetOutputs().size()) + " outputs, not " + std::to_string(ni) + " and " +
-                  std::to_string(no));
-    std::vector<std::unique_ptr<aclTensor, aclnnStatus (*)(const aclTensor*)>> owned;
-    auto make = [&](const aclrtOcOpTensor& t) -> const aclTensor* {
-      aclTensor* a = aclCreateTensor(t.dims, t.num_dims, static_cast<aclDataType>(t.dtype), nullptr, 0,
-                                     static_cast<aclFormat>(t.format), t.dims, t.num_dims, t.data);
-      owned.emplace_back(a, &aclDestroyTensor);
-      return a;
-    };
-    std::vector<const aclTensor*> ins, outs;
-    for (size_t i = 0; i < ni; ++i) ins.push_back(in[i].data ? make(in[i]) : nullptr);
-    for (size_t i = 0; i < no; ++i) outs.push_back(make(out[i]));
-    // Attributes in the definition's order, by name; absent ones take their defaults.
-    std::vector<OcAclnnAttr> as;
-    std::vector<aclIntArray*> lists_i;
-    std::vector<aclFloatArray*> lists_f;
-    for (const ops::OpAttrDef& d : def.GetAttrs()) {
-      const aclrtOcOpAttr* given = nullptr;
-      for (size_t k = 0; k < na; ++k)
-        if (d.Name() == attrs[k].name) given = &attrs[k];
-      const auto& dv = d.Default();
-      if (!given && !d.HasDefault())
-        return fail("attribute '" + d.Name() + "' is required (aclopSetAttr*)");
-      OcAclnnAttr a{};
-      using K = gert::RuntimeAttrs::Value;
-      switch (dv.kind) {
-        case K::kBool: a.kind = OC_ATTR_BOOL; a.b = given ? given->i != 0 : dv.b; break;
-        case K::kInt: a.kind = OC_ATTR_INT; a.i = given ? given->i : dv.i; break;
-        case K::kFloat: a.kind = OC_ATTR_FLOAT; a.f = given ? given->f : dv.f; break;
-        case K::kString: a.kind = OC_ATTR_STRING; a.s = given ? given->s : dv.s.c_str(); break;
-        case K::kListInt: {
-          a.kind = OC_ATTR_LIST_INT;
-          lists_i.push_back(given ? aclCreateIntArray(given->ints, given->count)
-                                  : aclCreateIntArray(dv.li.data(), dv.li.size()));
-          a.li = lists_i.back();
-          break;
-        }
-        case K::kListFloat: {
-          a.kind = OC_ATTR_LIST_FLOAT;
-          lists_f.push_back(given ? aclCreateFloatArray(given->floats, given->count)
-                                  : aclCreateFloatArray(dv.lf.data(), dv.lf.size()));
-          a.lf = lists_f.back();
-          break;
-        }
-        default: return fail("attribute '" + d.Name() + "' has no type in the definition");
-      }
-      if (given && ((given->kind == 1) != (a.kind == OC_ATTR_FLOAT)))
-        return fail("attribute '" + d.Name() + "' has the wrong type");
-      as.push_back(a);
+  for (size_t i = 0; i < ni; ++i) {
+    if (omitted(in[i])) {
+      st->ins.push_back(nullptr);
+      continue;
     }
+    st->ins.push_back(make(in[i]));
+    if (!st->ins.back()) return "input '" + def.GetInputs()[i].Name() + "': " + t_last_error;
+  }
+  for (size_t i = 0; out && i < no; ++i) {
+    st->outs.push_back(make(out[i]));
+    if (!st->outs.back()) return "output '" + def.GetOutputs()[i].Name() + "': " + t_last_error;
+  }
+  for (const ops::OpAttrDef& d : def.GetAttrs()) {
+    const OcOpAttr* given = nullptr;
+    for (size_t k = 0; k < na; ++k)
+      if (d.Name() == attrs[k].name) given = &attrs[k];
+    const auto& dv = d.Default();
+    if (!given && !d.HasDefault()) return "attribute '" + d.Name() + "' is required";
+    OcAclnnAttr a{};
+    using K = gert::RuntimeAttrs::Value;
+    switch (dv.kind) {
+      case K::kBool: a.kind = OC_ATTR_BOOL; a.b = given ? given->i != 0 : dv.b; break;
+      case K::kInt: a.kind = OC_ATTR_INT; a.i = given ? given->i : dv.i; break;
+      case K::kFloat: a.kind = OC_ATTR_FLOAT; a.f = given ? given->f : dv.f; break;
+      case K::kString: a.kind = OC_ATTR_STRING; a.s = given ? given->s : dv.s.c_str(); break;
+      case K::kListInt:
+        a.kind = OC_ATTR_LIST_INT;
+        st->ints.emplace_back(given ? aclCreateIntArray(given->ints, given->count)
+                                    : aclCreateIntArray(dv.li.data(), dv.li.size()),
+                              &aclDestroyIntArray);
+        a.li = st->ints.back().get();
+        break;
+      case K::kListFloat:
+        a.kind = OC_ATTR_LIST_FLOAT;
+        st->floats.emplace_back(given ? aclCreateFloatArray(given->floats, given->count)
+                                      : aclCreateFloatArray(dv.lf.data(), dv.lf.size()),
+                                &aclDestroyFloatArray);
+        a.lf = st->floats.back().get();
+        break;
+      default: return "attribute '" + d.Name() + "' has no type in the definition";
+    }
+    static const int kWant[] = {-1, 0, 0, 1, 2, 3, 4};  // OcOpAttr kind of each OC_ATTR_* (bool and int share 0)
+    if (given && given->kind != kWant[a.kind])
+      return "attribute '" + d.Name() + "' has the wrong type (kind " + std::to_string(given->kind) + ", the "
+             "definition's is " + std::to_string(kWant[a.kind]) + ")";
+    st->attrs.push_back(a);
+  }
+  return "";
+}
+
+bool NoData(const OcOpTensor& t) { return t.data == nullptr; }
+bool Undefined(const OcOpTensor& t) { return t.dtype < 0; }
+
+const ops::OpDef* Find(const char* op_type) {
+  auto it = ops::OcOpRegistry().find(op_type);
+  return it == ops::OcOpRegistry().end() ? nullptr : it->second.get();
+}
+
+int32_t RunOp(const char* op_type, const OcOpTensor* in, size_t ni, const OcOpTensor* out, size_t no,
+              const OcOpAttr* attrs, size_t na, void* stream, char* msg, size_t msg_len) {
+  try {
+    const ops::OpDef* def = Find(op_type);
+    if (!def) return Fail(msg, msg_len, "not registered");
+    CallState st;
+    std::string bad = Gather(*def, in, ni, out, no, attrs, na, &NoData, &st);
+    if (!bad.empty()) return Fail(msg, msg_len, bad);
     uint64_t ws = 0;
     aclOpExecutor* ex = nullptr;
-    aclnnStatus st = OcAclnnPrepare("aclopExecuteV2", op_type, ins.data(), ins.size(), outs.data(), outs.size(),
-                                    as.data(), as.size(), &ws, &ex);
-    for (auto* l : lists_i) aclDestroyIntArray(l);
-    for (auto* l : lists_f) aclDestroyFloatArray(l);
-    if (st != ACLNN_SUCCESS) return fail(t_last_error);
+    if (OcAclnnPrepare("aclopExecuteV2", op_type, st.ins.data(), st.ins.size(), st.outs.data(), st.outs.size(),
+                       st.attrs.data(), st.attrs.size(), &ws, &ex) != ACLNN_SUCCESS)
+      return Fail(msg, msg_len, t_last_error);
     if (ws && aclrtMalloc(&ex->own_workspace, ws, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
       ReleaseExecutor(ex);
-      return fail("cannot allocate the " + std::to_string(ws) + "-byte workspace");
+      return Fail(msg, msg_len, "cannot allocate the " + std::to_string(ws) + "-byte workspace");
     }
-    if (OcAclnnRun("aclopExecuteV2", ex->own_workspace, ws, ex, stream) != ACLNN_SUCCESS) return fail(t_last_error);
+    if (OcAclnnRun("aclopExecuteV2", ex->own_workspace, ws, ex, stream) != ACLNN_SUCCESS)
+      return Fail(msg, msg_len, t_last_error);
     return 0;
   } catch (const std::exception& e) {
-    return fail(e.what());
+    return Fail(msg, msg_len, e.what());
   }
 }
 
-const aclrtOcCustomOps kCustomOps{&HasOp, &RunOp};
+int32_t InferOp(const char* op_type, const OcOpTensor* in, size_t ni, const OcOpAttr* attrs, size_t na,
+                OcOpInferred* out, size_t no, char* msg, size_t msg_len) {
+  try {
+    const ops::OpDef* def = Find(op_type);
+    if (!def) return Fail(msg, msg_len, "not registered");
+    if (!def->GetInferShape())
+      return Fail(msg, msg_len, std::string(op_type) + " defines no InferShape (SetInferShape), which a model "
+                                                      "needs to use it");
+    CallState st;
+    std::string bad = Gather(*def, in, ni, nullptr, no, attrs, na, &Undefined, &st);
+    if (!bad.empty()) return Fail(msg, msg_len, bad);
+    gert::OcNodeState node, inferred;
+    if (FillNode("infer", *def, op_type, st.ins.data(), ni, nullptr, no, st.attrs.data(), st.attrs.size(), false,
+                 &node) != ACLNN_SUCCESS ||
+        Infer("infer", *def, op_type, node, &inferred) != ACLNN_SUCCESS)
+      return Fail(msg, msg_len, t_last_error);
+    for (size_t i = 0; i < no; ++i) {
+      const gert::Shape& shape = inferred.output_shapes[i].GetOriginShape();
+      if (shape.GetDimNum() > OC_CUSTOM_OP_MAX_DIMS)
+        return Fail(msg, msg_len, "output " + std::to_string(i) + " is inferred with rank " +
+                                      std::to_string(shape.GetDimNum()));
+      out[i].num_dims = shape.GetDimNum();
+      for (size_t k = 0; k < shape.GetDimNum(); ++k) out[i].dims[k] = shape.GetDim(k);
+      out[i].dtype = static_cast<int32_t>(inferred.output_descs[i].GetDataType());
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    return Fail(msg, msg_len, e.what());
+  }
+}
+
+void* PrepareOp(const char* op_type, const OcOpTensor* in, size_t ni, const OcOpTensor* out, size_t no,
+                const OcOpAttr* attrs, size_t na, uint64_t* workspace, char* msg, size_t msg_len) {
+  try {
+    const ops::OpDef* def = Find(op_type);
+    if (!def) return Fail(msg, msg_len, "not registered"), nullptr;
+    CallState st;
+    std::string bad = Gather(*def, in, ni, out, no, attrs, na, &Undefined, &st);
+    if (!bad.empty()) return Fail(msg, msg_len, bad), nullptr;
+    aclOpExecutor* ex = nullptr;
+    if (Prepare("prepare", op_type, st.ins.data(), st.ins.size(), st.outs.data(), st.outs.size(), st.attrs.data(),
+                st.attrs.size(), false, workspace, &ex) != ACLNN_SUCCESS)
+      return Fail(msg, msg_len, t_last_error), nullptr;
+    return ex;
+  } catch (const std::exception& e) {
+    return Fail(msg, msg_len, e.what()), nullptr;
+  }
+}
+
+int32_t LaunchOp(void* prepared, const void* const* in, size_t ni, void* const* out, size_t no, void* workspace,
+                 char* msg, size_t msg_len) {
+  const auto* ex = static_cast<const aclOpExecutor*>(prepared);
+  if (!ex || !Live(ex)) return Fail(msg, msg_len, "not a prepared custom operator");
+  if (ni + no + 2 != ex->args.size()) return Fail(msg, msg_len, "the node's tensor count changed");
+  std::vector<const void*> args(in, in + ni);
+  args.insert(args.end(), out, out + no);
+  args.push_back(workspace);
+  args.push_back(ex->tiling.data());
+  std::string error;
+  bool ok = AscendC::ocimpl::RunLaunchesInline(
+      [&] {
+        AscendC::ocimpl::SetNextTilingKey(ex->tiling_key);
+        return ex->entry(ex->block_dim, nullptr, args.data(), args.size() * sizeof(void*));
+      },
+      &error);
+  if (ok) return 0;
+  std::snprintf(msg, msg_len, "%s", error.c_str());
+  return 507015;  // ACL_ERROR_RT_AICORE_EXCEPTION
+}
+
+void ReleaseOp(void* prepared) {
+  if (prepared && Live(prepared)) ReleaseExecutor(prepared);
+}
+
+const OcCustomOps kCustomOps{&HasOp, &RunOp, &InferOp, &PrepareOp, &LaunchOp, &ReleaseOp};
 // Installed while libascendc.so is loaded (a package library links it); taken
 // back when it unloads (a kernel library dlclosed by aclrtBinaryUnLoad may have
 // been what loaded it).
@@ -485,3 +646,7 @@ struct Installer {
 } g_installer;
 
 }  // namespace
+
+// The table, for programs that load packages with their own copy of the
+// runtime (atc: ops/custom_op.cc).
+extern "C" __attribute__((visibility("default"))) const OcCustomOps* OcAscendcCustomOps(void) { return &kCustomOps; }

@@ -2,6 +2,7 @@
 // and helpers shared by the launcher and the context.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ const SocProfile& ActiveProfile();
 struct KernelFault {
   std::string message;
 };
+
+// Runs `launch` with every kernel launch it makes run at once on this thread
+// (its blocks on the thread pool) instead of queueing on a stream: a model's
+// AscendCustom node inside the model's own stream task. False, with *error
+// set, when a block stopped or the launch was refused.
+bool RunLaunchesInline(const std::function<uint32_t()>& launch, std::string* error);
 
 // "x, y, (uint8_t*)z" -> {"x", "y", "(uint8_t*)z"}.
 std::vector<std::string> SplitArgNames(const char* names);

@@ -3,6 +3,7 @@
 // the chip's on-chip memory sizes; a check that fails stops that block, the
 // launch reports the first failure, and the remaining blocks are skipped.
 #include <atomic>
+#include <functional>
 #include <cstdio>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,16 @@ namespace AscendC::ocimpl {
 namespace {
 
 constexpr uint32_t kMaxBlockDim = 65535;
+
+thread_local uint64_t t_next_tiling_key = 0;
+// Set while RunLaunchesInline runs: launches then run at once on this thread.
+thread_local std::string* t_inline_error = nullptr;
+
+uint64_t TakeTilingKey() {
+  uint64_t k = t_next_tiling_key;
+  t_next_tiling_key = 0;
+  return k;
+}
 
 // The calling thread's on-chip memories, allocated on its first block.
 struct ThreadArenas {
@@ -54,6 +65,7 @@ void RunBlock(Run& run, int64_t idx) {
   b.idx = idx;
   b.num = run.call->block_dim;
   b.call = run.call;
+  b.tiling_key = run.call->tiling_key;
   BindArenas(b);
   b.in_kernel = true;
   std::string fault;
@@ -101,7 +113,20 @@ void ReleaseTask(void* arg) {
 
 }  // namespace
 
-bool RunNow(const KernelCall& call, std::string* error) {
+void SetNextTilingKey(uint64_t key) { t_next_tiling_key = key; }
+
+bool RunLaunchesInline(const std::function<uint32_t()>& launch, std::string* error) {
+  std::string* outer = t_inline_error;
+  t_inline_error = error;
+  uint32_t rc = launch();
+  t_inline_error = outer;
+  if (rc != 0 && error->empty()) *error = Format("the kernel launch was refused (%u)", rc);
+  return rc == 0;
+}
+
+bool RunNow(const KernelCall& launched, std::string* error) {
+  KernelCall call = launched;
+  if (!call.tiling_key) call.tiling_key = TakeTilingKey();
   std::string bad = CheckCall(call);
   if (!bad.empty()) {
     *error = bad;
@@ -127,7 +152,14 @@ uint32_t BadPackedArgs(const char* name, size_t want, size_t got) {
   return 100000;  // ACL_ERROR_INVALID_PARAM
 }
 
-uint32_t LaunchOnStream(const KernelCall& call, void* stream) {
+uint32_t LaunchOnStream(const KernelCall& launched, void* stream) {
+  KernelCall call = launched;
+  call.tiling_key = TakeTilingKey();
+  if (t_inline_error) {
+    bool ok = RunNow(call, t_inline_error);
+    if (call.release) call.release(call.ctx);
+    return ok ? 0 : 507015;  // ACL_ERROR_RT_AICORE_EXCEPTION
+  }
   std::string bad = CheckCall(call);
   if (!bad.empty()) {
     std::fprintf(stderr, "[ERROR] %s\n", bad.c_str());

@@ -652,3 +652,13 @@ def test_custom_operator_by_op_type_through_ascend_custom_opp_path(opp_package, 
     proc = subprocess.run([exe, str(n), "x.bin", "y.bin", "z.bin"], cwd=tmp_path, capture_output=True, text=True,
                           timeout=60, env=env)
     assert "execute=100024" in proc.stdout and "ASCEND_CUSTOM_OPP_PATH" in proc.stdout, proc.stdout
+
+
+def test_tiling_key_is_follows_icpu_set_tiling_key(tmp_path):
+    """TILING_KEY_IS sees the key ICPU_SET_TILING_KEY set, for the next launch
+    only (the aclnn path is covered with LeakyReluCustom's float and half keys
+    in test_ascendc_model.py)."""
+    exe = compile_program(str(tmp_path), "tiling_key", os.path.join(SRC, "tests", "ascendc", "tiling_key.cc"))
+    proc = subprocess.run([exe], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip() == "first=7,7 second=0,0 big=1000"

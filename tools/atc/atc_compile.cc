@@ -18,6 +18,7 @@
 #include "executor/executable.h"
 #include "executor/interpreter_ops.h"
 #include "om/om_file.h"
+#include "ops/custom_op.h"
 #include "ops/cpu/gemm/gemm_bf16.h"
 #include "parser/mindir/mindir_parser.h"
 #include "parser/onnx/onnx_parser.h"
@@ -283,6 +284,11 @@ std::optional<AtcError> RunCompile(const AtcFlags& f) {
     return Invalid("output", f.output, "directory '" + parent.string() + "' does not exist");
 
   Progress progress(f.log);
+  // Custom operators: the packages ASCEND_CUSTOM_OPP_PATH names, as at run time.
+  std::vector<std::string> warnings, packages;
+  LoadCustomOpPackages(&warnings, &packages);
+  for (const std::string& w : warnings) std::fprintf(stderr, "[WARNING] %s\n", w.c_str());
+  for (const std::string& p : packages) progress.Info("custom operator package " + p);
   progress.Info("parsing " + f.model);
   // --framework=1 is a MindSpore MINDIR file, lowered onto the same IR.
   const bool mindspore = f.framework && *f.framework == 1;

@@ -92,6 +92,9 @@ enum KernelMetaType {
 /* The kernel's core type matters to the NPU's scheduler only. */
 #define KERNEL_TASK_TYPE_DEFAULT(type) ((void)(type))
 #define KERNEL_TASK_TYPE(key, type) ((void)(key), (void)(type))
+/* True in the branch of the tiling key the launch runs with (the NPU compiles
+ * one kernel per key; here one kernel tests the key). */
+#define TILING_KEY_IS(key) (::AscendC::ocimpl::Current().tiling_key == static_cast<uint64_t>(key))
 enum class KernelMode { MIX_MODE = 0, AIC_MODE, AIV_MODE, MIX_AIC_1_1 };
 
 namespace AscendC {
@@ -160,6 +163,7 @@ struct Block {
   uint8_t* workspace = nullptr;
   bool in_kernel = false;
   const KernelCall* call = nullptr;  // the launch, for naming global memory
+  uint64_t tiling_key = 0;
 };
 
 /* The calling thread's block; outside a launch, a block of one with no memory. */

@@ -23,7 +23,12 @@ struct KernelCall {
   const char* arg_names;   // "x, y, z" where known, for messages about global memory
   const void* const* args; // the pointer arguments (count nargs), same order
   int nargs;
+  uint64_t tiling_key = 0; // TILING_KEY_IS: set from SetNextTilingKey when the launch is made
 };
+
+/* The tiling key the calling thread's next launch runs with (the host's
+ * TilingContext::SetTilingKey, ICPU_SET_TILING_KEY); taken by that launch. */
+void SetNextTilingKey(uint64_t key);
 
 /* Queues the call on `stream` (NULL: the default stream). Returns an aclError;
  * a kernel that stops on a check makes the stream's synchronisation fail with

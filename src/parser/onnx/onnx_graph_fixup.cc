@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "ops/custom_op.h"
 #include "ops/op_registry.h"
 
 namespace oc::onnx_parser {
@@ -162,6 +163,13 @@ Status CheckAndCanonicalize(Graph& graph) {
   for (const auto& [node, owner] : nodes) {
     Node* n = node;
     const OpDef* def = reg.Find(n->domain, n->op_type, n->opset);
+    // A type no built-in op has, defined by a loaded custom-operator package.
+    if (!def && !reg.FindAnyVersion(n->domain, n->op_type))
+      if (const CustomOpPackage* package = CustomOpPackageOf(n->op_type); package && IsCustomOpType(n->op_type)) {
+        MakeAscendCustomNode(*n, *package);
+        owner->opset_imports[kOpenCannDomain] = std::max(owner->opset_imports[kOpenCannDomain], 1);
+        def = reg.Find(n->domain, n->op_type, n->opset);
+      }
     if (!def) {
       auto it = std::find_if(missing.begin(), missing.end(), [&](const Unsupported& u) {
         return u.domain == n->domain && u.op_type == n->op_type && u.opset == n->opset;
