@@ -54,22 +54,34 @@ struct aclOpExecutor {
 
 namespace {
 
-std::mutex g_mu;
-std::set<const void*> g_live;  // every handle this file created and has not destroyed
+// Every handle this file created and has not destroyed. Never destroyed
+// itself: a model's kernels may release their prepared operators after this
+// library's static destructors ran (a model not unloaded before exit).
+struct Handles {
+  std::mutex mu;
+  std::set<const void*> live;
+};
+Handles& LiveHandles() {
+  static Handles* h = new Handles;
+  return *h;
+}
 
 template <typename T>
 T* Track(T* p) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_live.insert(p);
+  Handles& h = LiveHandles();
+  std::lock_guard<std::mutex> lock(h.mu);
+  h.live.insert(p);
   return p;
 }
 bool Untrack(const void* p) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_live.erase(p) > 0;
+  Handles& h = LiveHandles();
+  std::lock_guard<std::mutex> lock(h.mu);
+  return h.live.erase(p) > 0;
 }
 bool Live(const void* p) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_live.count(p) > 0;
+  Handles& h = LiveHandles();
+  std::lock_guard<std::mutex> lock(h.mu);
+  return h.live.count(p) > 0;
 }
 
 thread_local std::string t_last_error;  // for callers that report it themselves
