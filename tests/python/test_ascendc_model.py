@@ -18,6 +18,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import pyacl_harness
 from ascendc_harness import BUILD, SAMPLES, SRC
 
 ATC = os.path.join(BUILD, "atc")
@@ -205,8 +206,8 @@ np.save(sys.argv[1], y)
 def test_aclop_compile_and_execute_by_op_type(package, tmp_path):
     script = tmp_path / "run.py"
     script.write_text(PYACL_SCRIPT)
-    env = env_with(package)
-    env["PYTHONPATH"] = os.path.join(SRC, "python") + os.pathsep + env.get("PYTHONPATH", "")
+    env = pyacl_harness.pyacl_env()  # the acl package; under make asan, the sanitizer runtime preloaded
+    env["ASCEND_CUSTOM_OPP_PATH"] = str(package)
     proc = subprocess.run([sys.executable, str(script), str(tmp_path / "y.npy")], capture_output=True, text=True,
                           timeout=120, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
