@@ -1,10 +1,14 @@
 // The cube unit of Ascend C on the CPU (include/ascendc/ascendc_cpu/matmul.h):
-// one block's product on OpenCANN's sgemm (src/ops/cpu/gemm/), on the block's
-// thread; half and bfloat16 operands become float as their panels are packed
-// (B) or in one pass (A), and results other than a float store go through a
-// float tile. Also the check of a TCubeTiling against the chip profile.
+// one block's product on OpenCANN's GEMMs (src/ops/cpu/gemm/), on the block's
+// thread. bfloat16 operands go to the bf16 GEMM where the CPU has one (AMX or
+// AVX512_BF16: bf16 products summed in float, as the cube unit does), packed
+// straight from their bf16 values; otherwise, and for half, they become float
+// as their panels are packed (B) or in one pass (A) for the sgemm. Results
+// other than a float store go through a float tile. Also the check of a
+// TCubeTiling against the chip profile.
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <vector>
@@ -15,6 +19,7 @@
 
 #include "ascendc/context.h"
 #include "kernel_operator.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
 #include "ops/cpu/gemm/gemm_kernel.h"
 
 namespace AscendC::ocimpl {
@@ -126,7 +131,51 @@ struct FloatBuffer {
     return p.get();
   }
 };
-thread_local FloatBuffer t_plan_scratch, t_a, t_c, t_bias;
+thread_local FloatBuffer t_plan_scratch, t_a, t_c, t_bias, t_packed_a, t_packed_b;
+
+// bfloat16 op(A) (m x k) / op(B) (k x n) into the bf16 GEMM's full-K panels
+// (gemm_bf16.h): the values are copied, not rounded.
+void PackBf16A(const uint16_t* a, int64_t lda, bool trans, int64_t m, int64_t k, uint16_t* dst) {
+  const int64_t kp = oc::gemm::Bf16PaddedK(k), mr = oc::gemm::kBf16MR;
+  for (int64_t i0 = 0; i0 < m; i0 += mr, dst += kp * mr) {
+    for (int64_t k0 = 0; k0 < kp; k0 += 32) {
+      uint16_t* blk = dst + k0 * mr;
+      const int64_t kn = std::max<int64_t>(0, std::min<int64_t>(32, k - k0));
+      for (int64_t i = 0; i < mr; ++i) {
+        uint16_t* row = blk + i * 32;
+        const int64_t r = i0 + i;
+        int64_t kk = 0;
+        if (r < m && !trans) {
+          std::memcpy(row, a + r * lda + k0, static_cast<size_t>(kn) * 2);
+          kk = kn;
+        } else if (r < m) {
+          for (; kk < kn; ++kk) row[kk] = a[(k0 + kk) * lda + r];
+        }
+        for (; kk < 32; ++kk) row[kk] = 0;
+      }
+    }
+  }
+}
+void PackBf16B(const uint16_t* b, int64_t ldb, bool trans, int64_t n, int64_t k, uint16_t* dst) {
+  const int64_t kp = oc::gemm::Bf16PaddedK(k), nr = oc::gemm::kBf16NR;
+  for (int64_t j0 = 0; j0 < n; j0 += nr, dst += kp * nr) {
+    const int64_t cols = std::min(nr, n - j0);
+    for (int64_t k2 = 0; k2 < kp; k2 += 2) {
+      uint16_t* pair = dst + k2 * nr;  // (k2 / 2) * NR * 2
+      for (int64_t j = 0; j < nr; ++j) {
+        for (int64_t h = 0; h < 2; ++h) {
+          const int64_t kk = k2 + h, col = j0 + j;
+          pair[j * 2 + h] = j < cols && kk < k ? (trans ? b[col * ldb + kk] : b[kk * ldb + col]) : uint16_t{0};
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+T* GetAs(FloatBuffer& buf, size_t bytes) {
+  return reinterpret_cast<T*>(buf.Get((bytes + sizeof(float) - 1) / sizeof(float)));
+}
 
 template <typename T>
 void StoreAs(void* c, int64_t idx, float v) {
@@ -144,12 +193,14 @@ void MatmulRun(const MatmulCall& mc) {
   if (mc.m <= 0 || mc.n <= 0) return;
   const GemmUkernel& uk = oc::gemm::DefaultUkernel();
   const bool direct = mc.c_type == kMmFloat && (mc.atomic == 0 || mc.atomic == 1);
+  // bf16 A and B to the bf16 GEMM when there is one (they are packed below).
+  const oc::gemm::Bf16Ukernel* bf16 = mc.ab_type == kMmBf16 ? oc::gemm::DefaultBf16Ukernel() : nullptr;
   oc::gemm::SgemmArgs g;
   g.m = mc.m, g.n = mc.n, g.k = mc.k;
   // A
   if (mc.ab_type == kMmFloat) {
     g.a = static_cast<const float*>(mc.a), g.lda = mc.lda, g.trans_a = mc.trans_a;
-  } else {
+  } else if (!bf16) {
     // Converted in one pass into row-major float (the GEMM packs it per K
     // block, an L2-sized copy; converting into full-K panels measured slower).
     const int64_t rows = mc.trans_a ? mc.k : mc.m, cols = mc.trans_a ? mc.m : mc.k;
@@ -161,7 +212,7 @@ void MatmulRun(const MatmulCall& mc) {
   ConvertB cb{mc.b, mc.ldb, mc.trans_b, mc.ab_type};
   if (mc.ab_type == kMmFloat) {
     g.b = static_cast<const float*>(mc.b), g.ldb = mc.ldb, g.trans_b = mc.trans_b;
-  } else {
+  } else if (!bf16) {
     g.pack_b = &PackConvertedB, g.pack_b_ctx = &cb;
   }
   // bias, per column
@@ -180,8 +231,18 @@ void MatmulRun(const MatmulCall& mc) {
   } else {
     g.c = t_c.Get(static_cast<size_t>(mc.m * mc.n)), g.ldc = mc.n, g.beta = 0.f;
   }
-  oc::gemm::SgemmPlan plan(uk, mc.m, mc.n, std::max<int64_t>(mc.k, 1), 1);
-  plan.Run(g, nullptr, t_plan_scratch.Get(plan.ScratchBytes() / sizeof(float) + 16));
+  if (bf16) {
+    const int64_t k = std::max<int64_t>(mc.k, 1);
+    uint16_t* pa = GetAs<uint16_t>(t_packed_a, static_cast<size_t>(oc::gemm::Bf16PackedASize(mc.m, k)) * 2);
+    uint16_t* pb = GetAs<uint16_t>(t_packed_b, static_cast<size_t>(oc::gemm::Bf16PackedBSize(mc.n, k)) * 2);
+    PackBf16A(static_cast<const uint16_t*>(mc.a), mc.lda, mc.trans_a, mc.m, mc.k, pa);
+    PackBf16B(static_cast<const uint16_t*>(mc.b), mc.ldb, mc.trans_b, mc.n, mc.k, pb);
+    oc::gemm::Bf16GemmPlan plan(*bf16, mc.m, mc.n, k, 1);
+    plan.Run(g, pa, pb, nullptr, GetAs<uint8_t>(t_plan_scratch, plan.ScratchBytes() + 64));
+  } else {
+    oc::gemm::SgemmPlan plan(uk, mc.m, mc.n, std::max<int64_t>(mc.k, 1), 1);
+    plan.Run(g, nullptr, t_plan_scratch.Get(plan.ScratchBytes() / sizeof(float) + 16));
+  }
   if (direct) return;
   for (int64_t i = 0; i < mc.m; ++i) {
     for (int64_t j = 0; j < mc.n; ++j) {

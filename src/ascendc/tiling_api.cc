@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "ascendc/context.h"
+#include "ops/cpu/gemm/gemm_bf16.h"
 #include "tiling/tiling_api.h"
 
 namespace matmul_tiling {
@@ -250,9 +251,12 @@ bool MultiCoreMatmulTiling::SplitCores(::TCubeTiling& t) {
       sm = std::min(RoundUp(sm, 16), t.M);
       sn = std::min(RoundUp(sn, 16), t.N);
       // The largest block's work, then the copies all blocks make: each packs
-      // its rows of A and its columns of B; half / bfloat16 A is also widened
-      // to float in a pass of its own (B is widened as it is packed).
-      const double aPasses = a_.dataType == DataType::DT_FLOAT ? 1 : 2;
+      // its rows of A and its columns of B; half A (and bfloat16 A where the
+      // CPU has no bf16 GEMM) is also widened to float in a pass of its own
+      // (B is widened as it is packed).
+      const bool widened = a_.dataType == DataType::DT_FLOAT16 ||
+                           (a_.dataType == DataType::DT_BF16 && !oc::gemm::DefaultBf16Ukernel());
+      const double aPasses = widened ? 2 : 1;
       const double cost =
           double(sm) * sn * 1e6 + double(Ceil(t.M, sm)) * t.N + double(Ceil(t.N, sn)) * t.M * aPasses;
       if (best < 0 || cost < best) best = cost, t.singleCoreM = sm, t.singleCoreN = sn;
