@@ -81,6 +81,22 @@ inline void CopyOut(void* dst, const void* src, size_t bytes, uint64_t dst_view_
   std::memcpy(dst, src, bytes);
 }
 
+/* Global -> local: a large copy out of a large global tensor also asks for
+ * the bytes after it (the next tile of a streaming kernel) to be brought
+ * towards the core, so that the next copy-in does not wait for DRAM. */
+inline void CopyIn(void* dst, const void* src, size_t bytes, uint64_t src_view_bytes) {
+  std::memcpy(dst, src, bytes);
+#if defined(__SSE2__)
+  if (bytes >= 8192 && src_view_bytes >= (uint64_t{1} << 20) && src_view_bytes > bytes) {
+    const char* next = static_cast<const char*>(src) + bytes;
+    const uint64_t ahead = std::min<uint64_t>(bytes, src_view_bytes - bytes);
+    for (uint64_t i = 0; i < ahead; i += 64) _mm_prefetch(next + i, _MM_HINT_T1);
+  }
+#else
+  (void)src_view_bytes;
+#endif
+}
+
 template <typename T>
 inline void CheckWholeBlocks(const char* api, uint64_t count) {
 #if ASCENDC_OC_CHECK
@@ -102,7 +118,7 @@ inline void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint
   dst.CheckAligned("DataCopy");
   dst.Check("DataCopy (destination)", 0, count);
   src.Check("DataCopy (source)", 0, count);
-  std::memcpy(dst.GetPhyAddr(), src.GetPhyAddr(), size_t{count} * sizeof(T));
+  ocimpl::CopyIn(dst.GetPhyAddr(), src.GetPhyAddr(), size_t{count} * sizeof(T), src.GetSize() * sizeof(T));
 }
 template <typename T>
 inline void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
