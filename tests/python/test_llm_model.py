@@ -241,3 +241,72 @@ def test_bad_prompt_is_refused(saved):
     # gpt2 has 128 learned positions.
     proc = run(d, "--prompt-ids", "1,2", "--max-tokens", 200, check=False)
     assert proc.returncode != 0 and "n_positions 128" in proc.stderr
+
+
+def test_long_prompt_prefill(saved, tmp_path):
+    # 100 prompt tokens: GEMMs past the first plan's rows, seven blocks per sequence.
+    model, d = saved("llama")
+    prompt = [(i * 37 + 5) % VOCAB for i in range(100)]
+    ref_ids, ref_logits = reference(model, prompt, 8)
+    ids, logits = generate(d, prompt, tmp_path, 8)
+    assert ids == ref_ids
+    assert_close_logits(logits, ref_logits)
+
+
+def test_sliding_window_is_applied(saved, tmp_path):
+    # The same weights without the window give other tokens: the window test above is not vacuous.
+    model, _ = saved("mistral")
+    d = copy_model(saved, "mistral", tmp_path)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["sliding_window"] = None
+    (d / "config.json").write_text(json.dumps(cfg))
+    ref_ids, _ = reference(model, PROMPT)
+    ids, _ = generate(d, PROMPT, tmp_path)
+    assert ids != ref_ids
+
+
+def rewrite_header(path, edit):
+    """Rewrites a safetensors file's JSON header through edit(header) -> header (data kept)."""
+    raw = path.read_bytes()
+    n = int.from_bytes(raw[:8], "little")
+    header = json.loads(raw[8:8 + n])
+    new = json.dumps(edit(header)).encode()
+    path.write_bytes(len(new).to_bytes(8, "little") + new + raw[8 + n:])
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda h: {**h, "model.norm.weight": {**h["model.norm.weight"], "dtype": "I8"}},
+     "tensor 'model.norm.weight' has dtype I8, which is not supported (supported: F32, F16, BF16)"),
+    (lambda h: {**h, "model.norm.weight": {**h["model.norm.weight"],
+                                           "data_offsets": h["model.norm.weight"]["data_offsets"][::-1]}},
+     "tensor 'model.norm.weight' in the safetensors header: data_offsets"),
+    (lambda h: {**h, "model.norm.weight": {**h["model.norm.weight"], "shape": [65]}},
+     "hold 256 bytes, expected 260 for F32 of 65 elements"),
+    (lambda h: {**h, "model.norm.weight": {"dtype": "F32"}},
+     "tensor 'model.norm.weight' in the safetensors header: expected an object with dtype, shape and data_offsets"),
+])
+def test_corrupt_safetensors_header_is_refused(edit, message, saved, tmp_path):
+    d = copy_model(saved, "llama", tmp_path)
+    rewrite_header(d / "model.safetensors", edit)
+    err = refusal(d)
+    assert message in err, err
+
+
+def test_header_that_is_not_json_is_refused(saved, tmp_path):
+    d = copy_model(saved, "llama", tmp_path)
+    f = d / "model.safetensors"
+    raw = bytearray(f.read_bytes())
+    raw[8] = ord("!")
+    f.write_bytes(bytes(raw))
+    assert "the safetensors header (bytes 8.." in refusal(d)
+
+
+def test_shard_index_naming_a_path_outside_the_folder_is_refused(saved, tmp_path):
+    model, _ = saved("gpt2")
+    d = tmp_path / "sharded"
+    model.save_pretrained(d, safe_serialization=True, max_shard_size="100KB")
+    idx = json.loads((d / "model.safetensors.index.json").read_text())
+    name = next(iter(idx["weight_map"]))
+    idx["weight_map"][name] = "../elsewhere.safetensors"
+    (d / "model.safetensors.index.json").write_text(json.dumps(idx))
+    assert "is not a file name inside the model folder" in refusal(d)
