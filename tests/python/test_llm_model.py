@@ -54,6 +54,8 @@ def build(kind):
         m = _llama_family(t.LlamaConfig, t.LlamaForCausalLM, num_key_value_heads=4, head_dim=24,
                           attention_bias=True, mlp_bias=True, tie_word_embeddings=True,
                           rope_scaling={"rope_type": "linear", "factor": 2.0}, num_hidden_layers=3)
+    elif kind == "llama_dynamic":  # dynamic NTK RoPE: the default RoPE within max_position_embeddings
+        m = _llama_family(t.LlamaConfig, t.LlamaForCausalLM, rope_scaling={"rope_type": "dynamic", "factor": 2.0})
     elif kind == "qwen2":  # q/k/v biases; sliding window on the layers from max_window_layers on
         m = _llama_family(t.Qwen2Config, t.Qwen2ForCausalLM, use_sliding_window=True, sliding_window=12,
                           max_window_layers=1)
@@ -114,7 +116,7 @@ def saved(tmp_path_factory):
     return get
 
 
-@pytest.mark.parametrize("kind", ["gpt2", "llama", "llama_variants", "qwen2", "mistral"])
+@pytest.mark.parametrize("kind", ["gpt2", "llama", "llama_variants", "llama_dynamic", "qwen2", "mistral"])
 def test_greedy_generation_matches_transformers(kind, saved, tmp_path):
     model, d = saved(kind)
     ref_ids, ref_logits = reference(model, PROMPT)
@@ -310,3 +312,28 @@ def test_shard_index_naming_a_path_outside_the_folder_is_refused(saved, tmp_path
     idx["weight_map"][name] = "../elsewhere.safetensors"
     (d / "model.safetensors.index.json").write_text(json.dumps(idx))
     assert "is not a file name inside the model folder" in refusal(d)
+
+
+def test_transformers4_rope_fields(saved, tmp_path):
+    # transformers 4.x wrote rope_theta and rope_scaling {"type": ...} instead of rope_parameters.
+    model, _ = saved("llama")
+    d = copy_model(saved, "llama", tmp_path)
+    cfg = json.loads((d / "config.json").read_text())
+    rp = cfg.pop("rope_parameters")
+    cfg["rope_theta"] = rp.pop("rope_theta")
+    rp["type"] = rp.pop("rope_type")
+    cfg["rope_scaling"] = rp
+    (d / "config.json").write_text(json.dumps(cfg))
+    ref_ids, ref_logits = reference(model, PROMPT, 16)
+    ids, logits = generate(d, PROMPT, tmp_path, 16)
+    assert ids == ref_ids
+    assert_close_logits(logits, ref_logits)
+
+
+def test_dynamic_rope_past_max_positions_is_refused(saved, tmp_path):
+    d = copy_model(saved, "llama_dynamic", tmp_path)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["max_position_embeddings"] = 2
+    (d / "config.json").write_text(json.dumps(cfg))
+    err = refusal(d)
+    assert "dynamic RoPE scaling past max_position_embeddings (2) is not supported" in err, err
