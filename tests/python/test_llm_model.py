@@ -151,14 +151,17 @@ def test_sharded_checkpoint(saved, tmp_path):
     assert_close_logits(logits, ref_logits)
 
 
-@pytest.mark.parametrize("kind,block_size", [("llama", 16), ("mistral", 4), ("gpt2", 5)])
-def test_batched_prompts_match_solo_runs(kind, block_size, saved, tmp_path):
+@pytest.mark.parametrize("kind,block_size,stagger", [("llama", 16, False), ("mistral", 4, False), ("gpt2", 5, False),
+                                                    ("qwen2", 4, True), ("mistral", 16, True)])
+def test_batched_prompts_match_solo_runs(kind, block_size, stagger, saved, tmp_path):
+    # --stagger: prompt s joins at step s, so steps mix a prefill with the others' decodes.
     model, d = saved(kind)
     n = 24
     batch = tmp_path / "batch.json"
     batch.write_text(json.dumps(BATCH))
     npy = tmp_path / "batch.npy"
-    proc = run(d, "--batch", batch, "--max-tokens", n, "--block-size", block_size, "--dump-logits", npy)
+    proc = run(d, "--batch", batch, "--max-tokens", n, "--block-size", block_size, "--dump-logits", npy,
+               *(["--stagger"] if stagger else []))
     lines = [json.loads(x) for x in proc.stdout.split()]
     batched_logits = np.load(npy)
     assert batched_logits.shape == (len(BATCH), n, VOCAB)

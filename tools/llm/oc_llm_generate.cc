@@ -3,13 +3,15 @@
 //
 //   oc-llm-generate --model DIR --prompt-ids 1,2,3 [--max-tokens N]
 //                   [--dump-logits FILE.npy] [--threads N] [--block-size N]
-//   oc-llm-generate --model DIR --batch PROMPTS.json ...
+//   oc-llm-generate --model DIR --batch PROMPTS.json [--stagger] ...
 //
 // Prints the generated ids as a JSON array (one line per prompt with --batch,
 // whose file is a JSON list of id lists). With --batch all prompts are
 // prefilled in one forward and every decode step of all of them is one
-// batched forward. --dump-logits writes the logits of each generated step as
-// float32 .npy: [steps, vocab], or [prompts, steps, vocab] with --batch.
+// batched forward; with --stagger prompt s joins at step s, so that steps mix
+// one prefill with the other sequences' decodes. --dump-logits writes the
+// logits of each generated step as float32 .npy: [steps, vocab], or
+// [prompts, steps, vocab] with --batch.
 // Timing goes to stderr.
 #include <chrono>
 #include <cstdio>
@@ -85,6 +87,7 @@ int main(int argc, char** argv) {
   std::string model_dir, prompt_ids, batch_file, dump;
   int64_t max_tokens = 16, block_size = 16;
   int threads = 0;
+  bool stagger = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](std::string& out) {
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
     else if (a == "--prompt-ids") ok = value(prompt_ids);
     else if (a == "--batch") ok = value(batch_file);
     else if (a == "--dump-logits") ok = value(dump);
+    else if (a == "--stagger") stagger = true;
     else if (a == "--max-tokens" || a == "--threads" || a == "--block-size") {
       ok = value(v);
       if (ok) {
@@ -114,7 +118,7 @@ int main(int argc, char** argv) {
       }
     } else if (a == "-h" || a == "--help") {
       std::printf("usage: oc-llm-generate --model DIR (--prompt-ids 1,2,3 | --batch FILE.json) [--max-tokens N] "
-                  "[--dump-logits FILE.npy] [--threads N] [--block-size N]\n");
+                  "[--dump-logits FILE.npy] [--threads N] [--block-size N] [--stagger]\n");
       return 0;
     } else {
       return Fail("unknown argument " + a);
@@ -123,6 +127,7 @@ int main(int argc, char** argv) {
   }
   if (model_dir.empty()) return Fail("--model DIR is required");
   if (prompt_ids.empty() == batch_file.empty()) return Fail("give exactly one of --prompt-ids and --batch");
+  if (stagger && batch_file.empty()) return Fail("--stagger needs --batch");
 
   std::vector<std::vector<int32_t>> prompts;
   if (!prompt_ids.empty()) {
@@ -176,12 +181,22 @@ int main(int argc, char** argv) {
   std::vector<float> logits(S * static_cast<size_t>(vocab));
   auto t_start = std::chrono::steady_clock::now();
   double prefill_s = 0;
-  for (int64_t step = 0; step < max_tokens; ++step) {
-    std::vector<oc::llm::SeqStep> batch(S);
+  // Step k runs every sequence that has joined (all at step 0, or sequence s
+  // at step s with --stagger) and still has tokens to generate: its prompt
+  // the first time, else its last token. With --stagger a step mixes one
+  // prefill with the others' decodes.
+  for (int64_t step = 0;; ++step) {
+    std::vector<size_t> active;
+    for (size_t s = 0; s < S; ++s)
+      if ((!stagger || static_cast<int64_t>(s) <= step) && static_cast<int64_t>(generated[s].size()) < max_tokens)
+        active.push_back(s);
+    if (active.empty()) break;
+    std::vector<oc::llm::SeqStep> batch(active.size());
     std::vector<int32_t> last(S);
-    for (size_t s = 0; s < S; ++s) {
+    for (size_t i = 0; i < active.size(); ++i) {
+      const size_t s = active[i];
       std::span<const int32_t> toks;
-      if (step == 0) {
+      if (generated[s].empty()) {
         toks = prompts[s];
       } else {
         last[s] = generated[s].back();
@@ -189,13 +204,14 @@ int main(int argc, char** argv) {
       }
       Status st = cache->Reserve(tables[s], context[s] + static_cast<int64_t>(toks.size()));
       if (!st.ok()) return Fail(st.ToString());
-      batch[s] = {toks, context[s], tables[s]};
+      batch[i] = {toks, context[s], tables[s]};
     }
     Status st = m.Forward(batch, *cache, logits.data());
     if (!st.ok()) return Fail(st.ToString());
-    for (size_t s = 0; s < S; ++s) {
-      context[s] += static_cast<int64_t>(batch[s].tokens.size());
-      const float* row = logits.data() + s * static_cast<size_t>(vocab);
+    for (size_t i = 0; i < active.size(); ++i) {
+      const size_t s = active[i];
+      context[s] += static_cast<int64_t>(batch[i].tokens.size());
+      const float* row = logits.data() + i * static_cast<size_t>(vocab);
       generated[s].push_back(ArgMax(row, vocab));
       if (!dump.empty()) dumped[s].insert(dumped[s].end(), row, row + vocab);
     }
