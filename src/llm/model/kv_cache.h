@@ -54,6 +54,7 @@ class KvCache {
 
   const KvCacheShape& shape() const { return shape_; }
   BlockAllocator& allocator() { return alloc_; }
+  const BlockAllocator& allocator() const { return alloc_; }
   // Floats of one block of one layer (K or V).
   int64_t block_floats() const { return shape_.kv_heads * shape_.block_size * shape_.head_dim; }
   float* k(int64_t layer) { return k_[static_cast<size_t>(layer)].data(); }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "llm/model/checkpoint.h"
 #include "llm/model/paged_attention.h"
@@ -124,6 +125,7 @@ Status Model::Check(std::span<const SeqStep> seqs, const KvCache& cache) const {
     return InvalidArgument("KV cache has ", cs.layers, " layers x ", cs.kv_heads, " kv heads x head_dim ", cs.head_dim,
                            ", the model needs ", cfg_.layers, " x ", cfg_.kv_heads, " x ", cfg_.head_dim);
   if (seqs.empty()) return InvalidArgument("Forward: no sequences");
+  std::set<int32_t> written;
   for (size_t s = 0; s < seqs.size(); ++s) {
     const SeqStep& q = seqs[s];
     if (q.tokens.empty()) return InvalidArgument("Forward: sequence ", s, " has no new tokens");
@@ -139,11 +141,22 @@ Status Model::Check(std::span<const SeqStep> seqs, const KvCache& cache) const {
     if (static_cast<int64_t>(q.block_table.size()) < need)
       return InvalidArgument("Forward: sequence ", s, " needs ", need, " blocks for ", end, " positions, its block table has ",
                              q.block_table.size());
+    const int64_t first_written = q.context / cs.block_size;
     for (int64_t i = 0; i < need; ++i) {
       const int32_t b = q.block_table[static_cast<size_t>(i)];
       if (b < 0 || b >= cs.num_blocks)
         return InvalidArgument("Forward: sequence ", s, " block table entry ", i, " is ", b, ", expected 0..",
                                cs.num_blocks - 1);
+      const int32_t refs = cache.allocator().ref_count(b);
+      if (refs == 0)
+        return InvalidArgument("Forward: sequence ", s, " block table entry ", i, " is block ", b,
+                               ", which is not allocated");
+      // Shared blocks (prefixes) are read-only: a sequence writes only blocks it alone owns.
+      if (i >= first_written && refs != 1)
+        return InvalidArgument("Forward: sequence ", s, " would write block ", b, " (block table entry ", i,
+                               "), which is shared (reference count ", refs, "); copy it first");
+      if (i >= first_written && !written.insert(b).second)
+        return InvalidArgument("Forward: block ", b, " is written by two sequences of the step");
     }
     for (size_t i = 0; i < q.tokens.size(); ++i)
       if (q.tokens[i] < 0 || q.tokens[i] >= cfg_.vocab)

@@ -38,7 +38,9 @@ class Model {
   const ModelConfig& config() const { return cfg_; }
   // The cache geometry this model needs, for `num_blocks` blocks.
   KvCacheShape CacheShape(int32_t num_blocks, int64_t block_size = 16) const;
-  // logits: seqs.size() x vocab floats.
+  // logits: seqs.size() x vocab floats. One call at a time (the step buffers
+  // are the model's). Blocks a step writes (from each sequence's context on)
+  // must be owned by that sequence alone (reference count 1).
   Status Forward(std::span<const SeqStep> seqs, KvCache& cache, float* logits);
 
  private:
