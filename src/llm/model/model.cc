@@ -62,7 +62,7 @@ void RopeHead(float* x, int64_t d, const float* cos, const float* sin) {
 Expected<std::unique_ptr<Model>> Model::Load(const std::string& dir, ThreadPool* pool) {
   OC_ASSIGN_OR_RETURN(auto ck, Checkpoint::Open(dir));
   auto cfg = ParseModelConfig(ck->config());
-  if (!cfg.ok()) return cfg.status().WithContext(dir + "/config.json");
+  if (!cfg.ok()) return cfg.status().WithContext(dir);
   auto m = std::unique_ptr<Model>(new Model());
   m->cfg_ = std::move(cfg).value();
   m->pool_ = pool;
