@@ -340,3 +340,14 @@ def test_dynamic_rope_past_max_positions_is_refused(saved, tmp_path):
     (d / "config.json").write_text(json.dumps(cfg))
     err = refusal(d)
     assert "dynamic RoPE scaling past max_position_embeddings (2) is not supported" in err, err
+
+
+def test_gpt2_base_model_checkpoint(saved, tmp_path):
+    # GPT2Model's checkpoint (no "transformer." prefix, no head): the head is the tied embedding.
+    model, _ = saved("gpt2")
+    d = tmp_path / "base"
+    model.transformer.save_pretrained(d, safe_serialization=True)
+    ref_ids, ref_logits = reference(model, PROMPT, 16)
+    ids, logits = generate(d, PROMPT, tmp_path, 16)
+    assert ids == ref_ids
+    assert_close_logits(logits, ref_logits)
