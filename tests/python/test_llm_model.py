@@ -81,9 +81,9 @@ def reference(model, prompt, n=NEW_TOKENS):
     return out.sequences[0, len(prompt):].tolist(), torch.stack(out.logits, 1)[0].float().numpy()
 
 
-def run(model_dir, *args, check=True):
+def run(model_dir, *args, check=True, env=None):
     proc = subprocess.run([TOOL, "--model", str(model_dir), "--threads", "2", *map(str, args)], capture_output=True,
-                          text=True, timeout=120)
+                          text=True, timeout=120, env=env)
     if check:
         assert proc.returncode == 0, proc.stderr
     return proc
@@ -351,3 +351,15 @@ def test_gpt2_base_model_checkpoint(saved, tmp_path):
     ids, logits = generate(d, PROMPT, tmp_path, 16)
     assert ids == ref_ids
     assert_close_logits(logits, ref_logits)
+
+
+@pytest.mark.parametrize("isa", ["avx2", "scalar"])
+def test_other_isa_paths(isa, saved, tmp_path):
+    # OPENCANN_ISA caps the kernels (GEMM micro-kernels and attention rows): the AVX2 and the plain-C++ paths.
+    model, d = saved("mistral")
+    ref_ids, ref_logits = reference(model, PROMPT, 32)
+    npy = tmp_path / "l.npy"
+    proc = run(d, "--prompt-ids", ",".join(map(str, PROMPT)), "--max-tokens", 32, "--dump-logits", npy,
+               env=dict(os.environ, OPENCANN_ISA=isa))
+    assert json.loads(proc.stdout) == ref_ids
+    assert_close_logits(np.load(npy), ref_logits)
