@@ -58,7 +58,8 @@ bool ParseIds(const std::string& s, std::vector<int32_t>& out, std::string& err)
 
 bool WriteNpy(const std::string& path, const std::vector<int64_t>& shape, const std::vector<float>& data) {
   std::string dims;
-  for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+  for (size_t i = 0; i < shape.size(); ++i)
+    dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   const size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -97,11 +98,16 @@ int main(int argc, char** argv) {
     };
     std::string v;
     bool ok = true;
-    if (a == "--model") ok = value(model_dir);
-    else if (a == "--prompt-ids") ok = value(prompt_ids);
-    else if (a == "--batch") ok = value(batch_file);
-    else if (a == "--dump-logits") ok = value(dump);
-    else if (a == "--stagger") stagger = true;
+    if (a == "--model")
+      ok = value(model_dir);
+    else if (a == "--prompt-ids")
+      ok = value(prompt_ids);
+    else if (a == "--batch")
+      ok = value(batch_file);
+    else if (a == "--dump-logits")
+      ok = value(dump);
+    else if (a == "--stagger")
+      stagger = true;
     else if (a == "--max-tokens" || a == "--threads" || a == "--block-size") {
       ok = value(v);
       if (ok) {
@@ -109,16 +115,20 @@ int main(int argc, char** argv) {
           size_t used = 0;
           long long n = std::stoll(v, &used);
           if (used != v.size() || n < (a == "--max-tokens" ? 0 : 1)) throw std::invalid_argument(v);
-          if (a == "--max-tokens") max_tokens = n;
-          else if (a == "--threads") threads = static_cast<int>(std::min<long long>(n, oc::ThreadPool::kMaxThreads));
-          else block_size = n;
+          if (a == "--max-tokens")
+            max_tokens = n;
+          else if (a == "--threads")
+            threads = static_cast<int>(std::min<long long>(n, oc::ThreadPool::kMaxThreads));
+          else
+            block_size = n;
         } catch (const std::exception&) {
           return Fail(a + ": \"" + v + "\" is not a valid count");
         }
       }
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: oc-llm-generate --model DIR (--prompt-ids 1,2,3 | --batch FILE.json) [--max-tokens N] "
-                  "[--dump-logits FILE.npy] [--threads N] [--block-size N] [--stagger]\n");
+      std::printf(
+          "usage: oc-llm-generate --model DIR (--prompt-ids 1,2,3 | --batch FILE.json) [--max-tokens N] "
+          "[--dump-logits FILE.npy] [--threads N] [--block-size N] [--stagger]\n");
       return 0;
     } else {
       return Fail("unknown argument " + a);
@@ -215,8 +225,7 @@ int main(int argc, char** argv) {
       generated[s].push_back(ArgMax(row, vocab));
       if (!dump.empty()) dumped[s].insert(dumped[s].end(), row, row + vocab);
     }
-    if (step == 0)
-      prefill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    if (step == 0) prefill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   }
   const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   const double load_s = std::chrono::duration<double>(t_start - t_load).count();
@@ -225,8 +234,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "oc-llm-generate: %zu prompt(s), %d thread(s): load %.3f s, prefill %.2f ms, decode %.2f tokens/s "
                  "per sequence (%lld steps)\n",
-                 S, pool->num_threads(), load_s, prefill_s * 1e3, static_cast<double>(max_tokens - 1) / (total_s - prefill_s),
-                 static_cast<long long>(max_tokens - 1));
+                 S, pool->num_threads(), load_s, prefill_s * 1e3,
+                 static_cast<double>(max_tokens - 1) / (total_s - prefill_s), static_cast<long long>(max_tokens - 1));
   if (!dump.empty()) {
     std::vector<float> all;
     for (auto& d : dumped) all.insert(all.end(), d.begin(), d.end());

@@ -33,7 +33,8 @@ Expected<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& dir) {
   ck->dir_ = dir;
   const fs::path root(dir);
   if (!fs::is_directory(root)) return NotFound("model folder ", dir, " does not exist or is not a folder");
-  if (!fs::exists(root / "config.json")) return NotFound(dir, ": no config.json (expected a Hugging Face model folder)");
+  if (!fs::exists(root / "config.json"))
+    return NotFound(dir, ": no config.json (expected a Hugging Face model folder)");
   OC_ASSIGN_OR_RETURN(ck->config_, ReadJson(root / "config.json"));
   if (!ck->config_.is_object()) return InvalidFile((root / "config.json").string(), ": expected a JSON object");
 
@@ -57,7 +58,8 @@ Expected<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& dir) {
       if (seen.insert(f).second) files.push_back(f);
     }
   } else if (fs::exists(root / "pytorch_model.bin")) {
-    return NotSupported(dir, ": pytorch_model.bin (pickle) checkpoints are not supported; save with "
+    return NotSupported(dir,
+                        ": pytorch_model.bin (pickle) checkpoints are not supported; save with "
                         "safe_serialization=True (model.safetensors)");
   } else {
     return NotFound(dir, ": no model.safetensors or model.safetensors.index.json");

@@ -21,9 +21,12 @@ float Activate(Act act, float x) {
       const float c = 0.7978845608028654f;  // sqrt(2 / pi)
       return 0.5f * x * (1.f + std::tanh(c * (x + 0.044715f * x * x * x)));
     }
-    case Act::kGeluErf: return 0.5f * x * (1.f + std::erf(x * 0.7071067811865476f));
-    case Act::kSilu: return x / (1.f + std::exp(-x));
-    case Act::kRelu: return x > 0.f ? x : 0.f;
+    case Act::kGeluErf:
+      return 0.5f * x * (1.f + std::erf(x * 0.7071067811865476f));
+    case Act::kSilu:
+      return x / (1.f + std::exp(-x));
+    case Act::kRelu:
+      return x > 0.f ? x : 0.f;
   }
   return x;
 }
@@ -135,12 +138,12 @@ Status Model::Check(std::span<const SeqStep> seqs, const KvCache& cache) const {
       return OutOfRange("Forward: sequence ", s, " reaches position ", end - 1, " but gpt2 has n_positions ",
                         cfg_.max_positions, " learned positions");
     if (cfg_.rope_type == RopeType::kDynamic && end > cfg_.max_positions)
-      return NotSupported("Forward: sequence ", s, " reaches ", end, " positions; dynamic RoPE scaling past "
+      return NotSupported("Forward: sequence ", s, " reaches ", end, " positions; dynamic RoPE scaling past ",
                           "max_position_embeddings (", cfg_.max_positions, ") is not supported");
     const int64_t need = (end + cs.block_size - 1) / cs.block_size;
     if (static_cast<int64_t>(q.block_table.size()) < need)
-      return InvalidArgument("Forward: sequence ", s, " needs ", need, " blocks for ", end, " positions, its block table has ",
-                             q.block_table.size());
+      return InvalidArgument("Forward: sequence ", s, " needs ", need, " blocks for ", end,
+                             " positions, its block table has ", q.block_table.size());
     const int64_t first_written = q.context / cs.block_size;
     for (int64_t i = 0; i < need; ++i) {
       const int32_t b = q.block_table[static_cast<size_t>(i)];
@@ -160,7 +163,8 @@ Status Model::Check(std::span<const SeqStep> seqs, const KvCache& cache) const {
     }
     for (size_t i = 0; i < q.tokens.size(); ++i)
       if (q.tokens[i] < 0 || q.tokens[i] >= cfg_.vocab)
-        return InvalidArgument("Forward: sequence ", s, " token ", i, " is ", q.tokens[i], ", expected 0..", cfg_.vocab - 1);
+        return InvalidArgument("Forward: sequence ", s, " token ", i, " is ", q.tokens[i], ", expected 0..",
+                               cfg_.vocab - 1);
   }
   return Status::Ok();
 }
@@ -176,8 +180,8 @@ Status Model::Forward(std::span<const SeqStep> seqs, KvCache& cache, float* logi
   std::vector<int64_t> pos;
   std::vector<const int32_t*> row_blocks;
   for (const SeqStep& q : seqs) {
-    views.push_back({static_cast<int64_t>(tok.size()), static_cast<int64_t>(q.tokens.size()), q.context,
-                     q.block_table.data()});
+    views.push_back(
+        {static_cast<int64_t>(tok.size()), static_cast<int64_t>(q.tokens.size()), q.context, q.block_table.data()});
     for (size_t i = 0; i < q.tokens.size(); ++i) {
       tok.push_back(q.tokens[i]);
       pos.push_back(q.context + static_cast<int64_t>(i));

@@ -1,6 +1,8 @@
 #include "llm/model/model_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numbers>
 
 namespace oc::llm {
@@ -64,14 +66,17 @@ Status ParseRope(Reader& r, ModelConfig& c) {
   // transformers 5 writes rope_parameters {rope_type, rope_theta, ...}; 4.x
   // writes rope_theta and rope_scaling {rope_type | type, factor, ...}.
   nlohmann::json rp = nlohmann::json::object();
-  if (r.present("rope_parameters")) rp = j["rope_parameters"];
-  else if (r.present("rope_scaling")) rp = j["rope_scaling"];
+  if (r.present("rope_parameters") || r.present("rope_scaling"))
+    rp = r.present("rope_parameters") ? j["rope_parameters"] : j["rope_scaling"];
   if (!rp.is_object()) return InvalidFile("config.json: rope_parameters / rope_scaling is not an object");
   c.rope_theta = r.Num(j, "rope_theta", 10000.0);
   c.rope_theta = r.Num(rp, "rope_theta", c.rope_theta, "rope_parameters.");
   std::string type = "default";
   for (const char* k : {"rope_type", "type"})
-    if (rp.contains(k) && rp[k].is_string()) { type = rp[k].get<std::string>(); break; }
+    if (rp.contains(k) && rp[k].is_string()) {
+      type = rp[k].get<std::string>();
+      break;
+    }
   if (rp.contains("partial_rotary_factor") && r.Num(rp, "partial_rotary_factor", 1.0) != 1.0)
     return NotSupported("config.json: partial_rotary_factor ", rp["partial_rotary_factor"].dump(),
                         " is not supported (only 1.0: RoPE over the whole head)");
@@ -84,8 +89,8 @@ Status ParseRope(Reader& r, ModelConfig& c) {
     c.rope_type = RopeType::kLlama3;
     c.low_freq_factor = r.Num(rp, "low_freq_factor", 1.0, "rope_parameters.");
     c.high_freq_factor = r.Num(rp, "high_freq_factor", 4.0, "rope_parameters.");
-    c.rope_original_max = static_cast<int64_t>(r.Num(rp, "original_max_position_embeddings",
-                                                     static_cast<double>(c.max_positions), "rope_parameters."));
+    c.rope_original_max = static_cast<int64_t>(
+        r.Num(rp, "original_max_position_embeddings", static_cast<double>(c.max_positions), "rope_parameters."));
     if (c.high_freq_factor <= c.low_freq_factor)
       return InvalidFile("config.json: llama3 RoPE needs high_freq_factor > low_freq_factor, got ", c.high_freq_factor,
                          " and ", c.low_freq_factor);
@@ -132,24 +137,31 @@ Expected<ModelConfig> ParseModelConfig(const nlohmann::json& j) {
   ModelConfig c;
   Reader r{j, Status::Ok()};
   std::string mt = r.Str("model_type", "");
+  // model_type, or else the architecture's class name ("LlamaForCausalLM").
+  static constexpr struct {
+    const char* type;
+    const char* class_prefix;
+    Arch arch;
+  } kTypes[] = {{"gpt2", "GPT2", Arch::kGpt2},
+                {"llama", "Llama", Arch::kLlama},
+                {"qwen2", "Qwen2", Arch::kQwen2},
+                {"mistral", "Mistral", Arch::kMistral}};
   if (mt.empty() && j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
       j["architectures"][0].is_string()) {
     const std::string a = j["architectures"][0].get<std::string>();
-    if (a.rfind("GPT2", 0) == 0) mt = "gpt2";
-    else if (a.rfind("Llama", 0) == 0) mt = "llama";
-    else if (a.rfind("Qwen2", 0) == 0) mt = "qwen2";
-    else if (a.rfind("Mistral", 0) == 0) mt = "mistral";
-    else return NotSupported("config.json: architecture \"", a, "\" is not supported (supported model types: gpt2, llama, qwen2, mistral)");
+    for (const auto& t : kTypes)
+      if (a.rfind(t.class_prefix, 0) == 0) mt = t.type;
+    if (mt.empty())
+      return NotSupported("config.json: architecture \"", a,
+                          "\" is not supported (supported model types: gpt2, llama, qwen2, mistral)");
   }
   if (mt.empty()) return InvalidFile("config.json: no \"model_type\" or \"architectures\"");
   c.model_type = mt;
-  if (mt == "gpt2") c.arch = Arch::kGpt2;
-  else if (mt == "llama") c.arch = Arch::kLlama;
-  else if (mt == "qwen2") c.arch = Arch::kQwen2;
-  else if (mt == "mistral") c.arch = Arch::kMistral;
-  else
+  const auto* known = std::find_if(std::begin(kTypes), std::end(kTypes), [&](const auto& t) { return mt == t.type; });
+  if (known == std::end(kTypes))
     return NotSupported("config.json: model_type \"", mt,
                         "\" is not supported (supported: gpt2, llama, qwen2, mistral)");
+  c.arch = known->arch;
 
   if (c.arch == Arch::kGpt2) {
     c.vocab = r.Int("vocab_size", 0, true);
@@ -190,7 +202,8 @@ Expected<ModelConfig> ParseModelConfig(const nlohmann::json& j) {
   }
   OC_RETURN_IF_ERROR(r.err);
   if (c.vocab == 0 || c.hidden == 0 || c.layers == 0 || c.heads == 0 || c.kv_heads == 0 || c.intermediate == 0)
-    return InvalidFile("config.json: vocab, hidden size, layers, heads, key/value heads and intermediate size must be positive");
+    return InvalidFile(
+        "config.json: vocab, hidden size, layers, heads, key/value heads and intermediate size must be positive");
   if (c.heads % c.kv_heads != 0)
     return InvalidFile("config.json: num_attention_heads ", c.heads, " is not a multiple of num_key_value_heads ",
                        c.kv_heads);
@@ -216,12 +229,18 @@ Expected<ModelConfig> ParseModelConfig(const nlohmann::json& j) {
     if (j.contains("layer_types") && j["layer_types"].is_array()) {
       const auto& lt = j["layer_types"];
       if (static_cast<int64_t>(lt.size()) != c.layers)
-        return InvalidFile("config.json: layer_types has ", lt.size(), " entries, expected num_hidden_layers = ", c.layers);
+        return InvalidFile("config.json: layer_types has ", lt.size(),
+                           " entries, expected num_hidden_layers = ", c.layers);
       for (int64_t l = 0; l < c.layers; ++l) {
-        const std::string t = lt[static_cast<size_t>(l)].is_string() ? lt[static_cast<size_t>(l)].get<std::string>() : "";
-        if (t == "full_attention") c.window[static_cast<size_t>(l)] = 0;
-        else if (t == "sliding_attention") c.window[static_cast<size_t>(l)] = w;
-        else return NotSupported("config.json: layer_types[", l, "] \"", t, "\" is not supported (full_attention, sliding_attention)");
+        const std::string t =
+            lt[static_cast<size_t>(l)].is_string() ? lt[static_cast<size_t>(l)].get<std::string>() : "";
+        if (t == "full_attention")
+          c.window[static_cast<size_t>(l)] = 0;
+        else if (t == "sliding_attention")
+          c.window[static_cast<size_t>(l)] = w;
+        else
+          return NotSupported("config.json: layer_types[", l, "] \"", t,
+                              "\" is not supported (full_attention, sliding_attention)");
         if (t == "sliding_attention" && w <= 0)
           return InvalidFile("config.json: layer_types[", l, "] is sliding_attention but no sliding_window is set");
       }

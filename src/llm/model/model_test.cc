@@ -26,10 +26,11 @@ constexpr int64_t kVocab = 50, kHidden = 32, kHeads = 4, kKvHeads = 2, kHeadDim 
 fs::path WriteTinyLlama() {
   const fs::path dir = fs::temp_directory_path() / ("oc_llm_model_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  nlohmann::json cfg = {{"model_type", "llama"}, {"vocab_size", kVocab}, {"hidden_size", kHidden},
-                        {"num_hidden_layers", 2}, {"num_attention_heads", kHeads},
-                        {"num_key_value_heads", kKvHeads}, {"intermediate_size", kInter},
-                        {"max_position_embeddings", 128}, {"rms_norm_eps", 1e-6}, {"rope_theta", 10000.0}};
+  nlohmann::json cfg = {{"model_type", "llama"},         {"vocab_size", kVocab},
+                        {"hidden_size", kHidden},        {"num_hidden_layers", 2},
+                        {"num_attention_heads", kHeads}, {"num_key_value_heads", kKvHeads},
+                        {"intermediate_size", kInter},   {"max_position_embeddings", 128},
+                        {"rms_norm_eps", 1e-6},          {"rope_theta", 10000.0}};
   std::ofstream(dir / "config.json") << cfg.dump();
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {{"model.embed_tokens.weight", {kVocab, kHidden}},
                                                                       {"model.norm.weight", {kHidden}},

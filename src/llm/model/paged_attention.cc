@@ -13,8 +13,8 @@ namespace oc::llm {
 
 namespace {
 
-using ScoresFn = void (*)(const float* q, int64_t ldq, int64_t rows, const float* k, int64_t ldk, int64_t n,
-                          int64_t d, float scale, float* s, int64_t lds);
+using ScoresFn = void (*)(const float* q, int64_t ldq, int64_t rows, const float* k, int64_t ldk, int64_t n, int64_t d,
+                          float scale, float* s, int64_t lds);
 using PvFn = void (*)(const float* p, int64_t lds, int64_t rows, const float* v, int64_t ldv, int64_t n, int64_t dv,
                       float* o, int64_t ldo);
 using MaxFn = float (*)(const float* x, int64_t n);

@@ -16,9 +16,12 @@ namespace oc::llm {
 
 const char* WeightDtypeName(WeightDtype d) {
   switch (d) {
-    case WeightDtype::kF32: return "F32";
-    case WeightDtype::kF16: return "F16";
-    case WeightDtype::kBF16: return "BF16";
+    case WeightDtype::kF32:
+      return "F32";
+    case WeightDtype::kF16:
+      return "F16";
+    case WeightDtype::kBF16:
+      return "BF16";
   }
   return "?";
 }

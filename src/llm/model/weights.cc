@@ -81,10 +81,12 @@ Status LoadLlama(const Loader& ld, const ModelConfig& c, WeightStore& ws) {
     OC_ASSIGN_OR_RETURN(lw.norm1_w, ld.Get(b + "input_layernorm.weight", {e}));
     OC_ASSIGN_OR_RETURN(lw.norm2_w, ld.Get(b + "post_attention_layernorm.weight", {e}));
     const std::string a = b + "self_attn.";
-    OC_ASSIGN_OR_RETURN(lw.qkv, ld.Fused({{a + "q_proj", qd}, {a + "k_proj", kvd}, {a + "v_proj", kvd}}, e, c.qkv_bias));
+    OC_ASSIGN_OR_RETURN(lw.qkv,
+                        ld.Fused({{a + "q_proj", qd}, {a + "k_proj", kvd}, {a + "v_proj", kvd}}, e, c.qkv_bias));
     OC_ASSIGN_OR_RETURN(lw.o, ld.Fused({{a + "o_proj", e}}, qd, c.o_bias));
     const std::string m = b + "mlp.";
-    OC_ASSIGN_OR_RETURN(lw.up, ld.Fused({{m + "gate_proj", c.intermediate}, {m + "up_proj", c.intermediate}}, e, c.mlp_bias));
+    OC_ASSIGN_OR_RETURN(lw.up,
+                        ld.Fused({{m + "gate_proj", c.intermediate}, {m + "up_proj", c.intermediate}}, e, c.mlp_bias));
     OC_ASSIGN_OR_RETURN(lw.down, ld.Fused({{m + "down_proj", e}}, c.intermediate, c.mlp_bias));
     ws.layers.push_back(std::move(lw));
   }
@@ -102,8 +104,7 @@ Status LoadLlama(const Loader& ld, const ModelConfig& c, WeightStore& ws) {
 Expected<WeightStore> LoadWeights(const Checkpoint& ck, const ModelConfig& cfg, const gemm::GemmUkernel& uk) {
   WeightStore ws;
   Loader ld{ck, uk};
-  if (cfg.is_gpt2()) OC_RETURN_IF_ERROR(LoadGpt2(ld, cfg, ws));
-  else OC_RETURN_IF_ERROR(LoadLlama(ld, cfg, ws));
+  OC_RETURN_IF_ERROR(cfg.is_gpt2() ? LoadGpt2(ld, cfg, ws) : LoadLlama(ld, cfg, ws));
   return ws;
 }
 

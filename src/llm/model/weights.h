@@ -24,9 +24,9 @@ struct Linear {
 
 struct LayerWeights {
   std::vector<float> norm1_w, norm1_b, norm2_w, norm2_b;  // *_b only for LayerNorm (gpt2)
-  Linear qkv;   // [q heads | k heads | v heads]
+  Linear qkv;                                             // [q heads | k heads | v heads]
   Linear o;
-  Linear up;    // gpt2: c_fc; llama family: [gate | up]
+  Linear up;  // gpt2: c_fc; llama family: [gate | up]
   Linear down;
 };
 
