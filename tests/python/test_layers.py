@@ -33,6 +33,7 @@ LAYERS = {
     "src/train": "train",
     "src/ms_backend": "ms_backend",
     "src/ascendc": "ascendc",
+    "src/llm": "llm",
     "tools": "tools",
 }
 
@@ -63,8 +64,11 @@ ALLOWED = {
     # include/ascendc/ and libascendcl.so's hooks; from the core only the GEMM
     # (the Matmul API's cube unit runs on src/ops/cpu/gemm/, linked in from oc_core).
     "ascendc": {"base", "ops"},
+    # LLM serving: models over a paged KV cache on the core's GEMM and
+    # attention row kernels; no graph, no runtime.
+    "llm": {"base", "ops"},
     "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "dvpp", "acl",
-              "hccl", "train"},
+              "hccl", "train", "llm"},
 }
 
 # Headers any layer may include: each includes only the C++ library (checked below).
