@@ -33,6 +33,7 @@ LAYERS = {
     "src/train": "train",
     "src/ms_backend": "ms_backend",
     "src/ascendc": "ascendc",
+    "src/llm/tokenizer": "llm_tokenizer",
     "tools": "tools",
 }
 
@@ -63,8 +64,10 @@ ALLOWED = {
     # include/ascendc/ and libascendcl.so's hooks; from the core only the GEMM
     # (the Matmul API's cube unit runs on src/ops/cpu/gemm/, linked in from oc_core).
     "ascendc": {"base", "ops"},
+    # The LLM stack's tokenizer: text <-> ids over Status alone (PCRE2, ICU, nlohmann-json outside).
+    "llm_tokenizer": {"base"},
     "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "dvpp", "acl",
-              "hccl", "train"},
+              "hccl", "train", "llm_tokenizer"},
 }
 
 # Headers any layer may include: each includes only the C++ library (checked below).
