@@ -209,3 +209,62 @@ FLAG_TEXTS = [
     "_foo", "foo_", "(foo)", "éfoo", "foo9", "BIG big BiG", "xBIGy", "a <both>  b", "a\t<both>\nb", "word_x",
     " word_x ", "aword_x", "été ÉTÉ", "<mask><mask> <mask>", "foo foo foo", "[R][R] [R]", "",
 ]
+
+
+def _byte_level_tail():
+    return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+
+
+def variants(gpt2_spec):
+    """The GPT-2 model under other normalizers, pre-tokenizers and decoders, one per entry.
+
+    Every pre-tokenizer ends in ByteLevel(use_regex=False) so each word is encodable.
+    """
+    def split(pattern, behavior, invert=False):
+        return {"type": "Split", "pattern": pattern, "behavior": behavior, "invert": invert}
+
+    pre = {
+        "digits": {"type": "Digits", "individual_digits": True},
+        "digits_runs": {"type": "Digits", "individual_digits": False},
+        "whitespace": {"type": "Whitespace"},
+        "whitespace_split": {"type": "WhitespaceSplit"},
+        "punctuation": {"type": "Punctuation", "behavior": "Isolated"},
+        "punctuation_next": {"type": "Punctuation", "behavior": "MergedWithNext"},
+        "bert": {"type": "BertPreTokenizer"},
+        "char_delimiter": {"type": "CharDelimiterSplit", "delimiter": "e"},
+        "bytelevel_prefix": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "metaspace_never": {"type": "Metaspace", "replacement": SPIECE, "prepend_scheme": "never", "split": True},
+    }
+    for behavior in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Contiguous"):
+        pre[f"split_regex_{behavior}"] = split({"Regex": r"\s+|\p{P}"}, behavior)
+        pre[f"split_string_{behavior}"] = split({"String": " "}, behavior)
+        pre[f"split_invert_{behavior}"] = split({"Regex": r"\p{L}+"}, behavior, invert=True)
+    norm = {
+        "nfkc": {"type": "NFKC"}, "nfd": {"type": "NFD"}, "nfkd": {"type": "NFKD"},
+        "lowercase": {"type": "Lowercase"}, "strip": {"type": "Strip", "strip_left": True, "strip_right": True},
+        "strip_accents": {"type": "Sequence", "normalizers": [{"type": "NFD"}, {"type": "StripAccents"}]},
+        "replace_regex": {"type": "Replace", "pattern": {"Regex": r"\s+"}, "content": " "},
+        "prepend": {"type": "Prepend", "prepend": "<<"},
+    }
+    out = {}
+    for name, p in pre.items():
+        spec = json.loads(json.dumps(gpt2_spec))
+        if p["type"] == "ByteLevel":
+            spec["pre_tokenizer"] = p
+        else:
+            spec["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [p, _byte_level_tail()]}
+        out["pre_" + name] = spec
+    for name, n in norm.items():
+        spec = json.loads(json.dumps(gpt2_spec))
+        spec["normalizer"] = n
+        out["norm_" + name] = spec
+    spec = json.loads(json.dumps(gpt2_spec))
+    spec["decoder"] = {"type": "Sequence", "decoders": [
+        {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        {"type": "Replace", "pattern": {"String": "e"}, "content": "_"},
+        {"type": "Strip", "content": "_", "start": 2, "stop": 0}]}
+    out["decoder_replace_strip"] = spec
+    spec = json.loads(json.dumps(gpt2_spec))
+    spec["decoder"] = None
+    out["decoder_none"] = spec
+    return out

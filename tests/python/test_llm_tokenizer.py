@@ -141,3 +141,16 @@ def test_errors_name_the_file_and_the_field(corpus, tmp_path):
     good = write(tmp_path, "good", spec)
     expect_error(good, "id 999999", "position 1", command="decode", lines=([1, 999999],))
     expect_error(good, "line 2", "JSON string", lines=("ok", 5))
+
+
+def test_other_components_match_hugging_face(corpus, tmp_path):
+    # Each normalizer, pre-tokenizer and decoder on its own, on a sample of the texts.
+    files, texts = corpus
+    sample = texts[::8] + cases.unicode_texts()[:80]
+    failures = []
+    for name, spec in cases.variants(cases.gpt2(files[:20])).items():
+        try:
+            compare(write(tmp_path, name, spec), sample)
+        except AssertionError as e:
+            failures.append(f"{name}: {str(e)[:600]}")
+    assert not failures, "\n".join(failures)

@@ -51,7 +51,7 @@ class ByteLevelPre : public PreTokenizer {
   void PreTokenize(std::vector<Piece>& pieces) const override {
     if (add_prefix_space_)
       for (Piece& p : pieces)
-        if (!p.text.empty() && p.text[0] != ' ') p.text.insert(0, " ");
+        if (!p.text.empty() && p.text[0] != ' ') p.text.insert(p.text.begin(), ' ');
     if (pattern_.regex) SplitPieces(pieces, pattern_, SplitBehavior::kIsolated);
     for (Piece& p : pieces) {
       std::string mapped;
@@ -87,7 +87,7 @@ class MetaspacePre : public PreTokenizer {
       bool starts = out.compare(0, replacement_.size(), replacement_) == 0;
       if (!out.empty() && !starts &&
           (scheme_ == PrependScheme::kAlways || (scheme_ == PrependScheme::kFirst && p.at_origin)))
-        out.insert(0, replacement_);
+        out = replacement_ + out;
       p.text = std::move(out);
     }
     if (split_) SplitPieces(pieces, pattern_, SplitBehavior::kMergedWithNext);

@@ -123,7 +123,10 @@ bool IsPunctuation(char32_t c) {
   return u_ispunct(static_cast<UChar32>(c));
 }
 
-bool IsCombiningMark(char32_t c) { return u_charType(static_cast<UChar32>(c)) == U_NON_SPACING_MARK; }
+bool IsCombiningMark(char32_t c) {
+  int t = u_charType(static_cast<UChar32>(c));
+  return t == U_NON_SPACING_MARK || t == U_COMBINING_SPACING_MARK || t == U_ENCLOSING_MARK;
+}
 
 static std::u16string ToUtf16(std::string_view s) {
   std::u16string out(s.size(), u'\0');

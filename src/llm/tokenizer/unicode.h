@@ -28,7 +28,7 @@ bool IsWhitespace(char32_t c);    // White_Space property
 bool IsAlphanumeric(char32_t c);  // Alphabetic or general category N*
 bool IsNumeric(char32_t c);       // general category Nd, Nl, No
 bool IsPunctuation(char32_t c);   // general category P* (and ASCII punctuation)
-bool IsCombiningMark(char32_t c); // general category Mn
+bool IsCombiningMark(char32_t c); // general category M (Mn, Mc, Me)
 
 enum class NormalForm { kNfc, kNfd, kNfkc, kNfkd };
 std::string Normalize(std::string_view s, NormalForm form);
