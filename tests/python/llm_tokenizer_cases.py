@@ -267,4 +267,15 @@ def variants(gpt2_spec):
     spec = json.loads(json.dumps(gpt2_spec))
     spec["decoder"] = None
     out["decoder_none"] = spec
+    out["model_subword_affixes"] = subword_affixes()
     return out
+
+
+def subword_affixes():
+    """A BPE trained with continuing_subword_prefix and end_of_word_suffix (no decoder: tokens joined)."""
+    tok = Tokenizer(models.BPE(unk_token="[UNK]", continuing_subword_prefix="##", end_of_word_suffix="</w>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    spec = _train(tok, stdlib_files(300_000), 2000, ["[UNK]"], continuing_subword_prefix="##",
+                  end_of_word_suffix="</w>", limit_alphabet=200)
+    spec["decoder"] = None
+    return spec

@@ -26,11 +26,13 @@ Expected<std::unique_ptr<Bpe>> Bpe::FromJson(const Json& model, const JsonPath& 
   OC_ASSIGN_OR_RETURN(const Json* vocab, RequireField(model, "vocab", at));
   if (!vocab->is_object()) return InvalidFile(at.Key("vocab").Name(), ": expected an object of token: id");
   bpe->vocab_.reserve(vocab->size());
+  // Ids are dense in real files; a bound keeps a hostile id from sizing the id -> token table.
+  const int64_t max_id = 4 * static_cast<int64_t>(vocab->size()) + 1024;
   for (auto it = vocab->begin(); it != vocab->end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
-        it.value().get<int64_t>() > INT32_MAX / 2)
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() >= max_id)
       return InvalidFile(at.Key("vocab").Name(), ": the id of '", it.key(), "' is ", it.value().dump(),
-                         " (expected an integer in [0, 2^30))");
+                         " (expected an integer in [0, ", max_id, ") for a vocabulary of ", vocab->size(),
+                         " tokens)");
     auto id = static_cast<int32_t>(it.value().get<int64_t>());
     bpe->vocab_[it.key()] = id;
     if (static_cast<size_t>(id) >= bpe->tokens_.size()) bpe->tokens_.resize(id + 1);

@@ -8,9 +8,10 @@
 namespace oc::llm {
 
 // Oniguruma's Unicode classes, written out for PCRE2 (whose UCP \s lacks
-// U+0085 and whose \w lacks the marks).
+// U+0085 and whose \w is \p{L} and \p{N} only: Oniguruma's is Alphabetic, marks,
+// decimal digits, connector punctuation and the joiners).
 static constexpr std::string_view kSpaceClass = "\\x{09}-\\x{0D}\\x{85}\\p{Z}";
-static constexpr std::string_view kWordClass = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+static constexpr std::string_view kWordClass = "\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}";
 
 static std::string TranslatePattern(std::string_view p) {
   std::string out;
