@@ -28,7 +28,7 @@ if [ "${1:-}" = "--arm64" ]; then
     $SUDO dpkg --add-architecture arm64
   fi
   APT_PKGS=(g++-aarch64-linux-gnu qemu-user libprotobuf-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64
-            libflatbuffers-dev:arm64 libturbojpeg0-dev:arm64 libspng-dev:arm64)
+            libflatbuffers-dev:arm64 libturbojpeg0-dev:arm64 libspng-dev:arm64 libpcre2-dev:arm64 libicu-dev:arm64)
 fi
 
 missing=()
