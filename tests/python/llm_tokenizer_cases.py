@@ -193,6 +193,14 @@ def mistral(files, prepend_scheme="first", split=False, metaspace_decoder=False)
     return spec
 
 
+def mistral_legacy(files):
+    """Metaspace as files written before prepend_scheme existed say it (add_prefix_space)."""
+    spec = mistral(files)
+    spec["pre_tokenizer"] = {"type": "Metaspace", "replacement": SPIECE, "add_prefix_space": True}
+    spec["decoder"] = {"type": "Metaspace", "replacement": SPIECE, "add_prefix_space": True}
+    return spec
+
+
 def with_flag_tokens(spec):
     """The GPT-2 tokenizer with added tokens that use every flag (and a Lowercase normalizer)."""
     tok = Tokenizer.from_str(json.dumps(spec))

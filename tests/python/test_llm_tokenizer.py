@@ -78,6 +78,7 @@ CONFIGS = {
     "llama2": lambda files: cases.llama2(files),
     "mistral_first": lambda files: cases.mistral(files),
     "mistral_always_split": lambda files: cases.mistral(files, "always", True, metaspace_decoder=True),
+    "mistral_legacy": lambda files: cases.mistral_legacy(files),
 }
 
 
