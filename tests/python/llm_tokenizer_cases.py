@@ -212,11 +212,54 @@ def with_flag_tokens(spec):
     return json.loads(tok.to_str())
 
 
+def with_normalized_tokens(spec):
+    """The Llama 2 tokenizer (Prepend + Replace normalizer) with normalized and raw added tokens."""
+    tok = Tokenizer.from_str(json.dumps(spec))
+    tok.add_tokens([AddedToken("hello world", normalized=True), AddedToken("raw one", normalized=False),
+                    AddedToken("<x>", lstrip=True, rstrip=True, normalized=False)])
+    return json.loads(tok.to_str())
+
+
 FLAG_TEXTS = [
     "a <mask> b", "a   <mask>b", "<mask>", "  <mask>  ", "x[R]   y", "x [R]\n\ty", "foo", "foobar", "a foo b",
     "_foo", "foo_", "(foo)", "éfoo", "foo9", "BIG big BiG", "xBIGy", "a <both>  b", "a\t<both>\nb", "word_x",
     " word_x ", "aword_x", "été ÉTÉ", "<mask><mask> <mask>", "foo foo foo", "[R][R] [R]", "",
+    "hello world", "say hello world twice hello world", "raw one", "a raw one b", "x <x> y", "<x>hello world<x>",
 ]
+
+
+def mutations(spec, count, seed=5):
+    """Broken copies of a tokenizer.json: fields deleted or given values of the wrong type."""
+    rng = random.Random(seed)
+    weird = [None, 0, -1, 2**40, "", "x", [], {}, [1, 2], {"type": "Sequence"}, True, 1.5, {"String": ""},
+             {"Regex": "(?=a)"}]
+
+    def paths(o, p=()):
+        if p:
+            yield p
+        if isinstance(o, dict):
+            for k, v in o.items():
+                if k in ("vocab", "merges"):
+                    yield p + (k,)
+                else:
+                    yield from paths(v, p + (k,))
+        elif isinstance(o, list) and len(o) < 50:
+            for i, v in enumerate(o):
+                yield from paths(v, p + (i,))
+
+    for _ in range(count):
+        out = json.loads(json.dumps(spec))
+        for _ in range(rng.randint(1, 3)):
+            candidates = list(paths(out))
+            p = rng.choice(candidates)
+            o = out
+            for k in p[:-1]:
+                o = o[k]
+            if isinstance(o, dict) and rng.random() < 0.25:
+                del o[p[-1]]
+            else:
+                o[p[-1]] = json.loads(json.dumps(rng.choice(weird)))
+        yield out
 
 
 def _byte_level_tail():

@@ -95,6 +95,25 @@ def test_added_token_flags_match_hugging_face(corpus, tmp_path):
     compare(path, cases.FLAG_TEXTS + texts[:300])
 
 
+def test_normalized_added_tokens_match_hugging_face(corpus, tmp_path):
+    files, texts = corpus
+    path = write(tmp_path, "normalized", cases.with_normalized_tokens(cases.llama2(files)))
+    compare(path, cases.FLAG_TEXTS + texts[:300])
+
+
+def test_broken_files_are_refused_or_work_never_crash(corpus, tmp_path):
+    files, _ = corpus
+    for base in (cases.gpt2(files[:3]), cases.llama2(files[:3])):
+        for i, spec in enumerate(cases.mutations(base, 40)):
+            path = tmp_path / f"m{i}.json"
+            path.write_text(json.dumps(spec))
+            for command, lines in (("encode", ["hello world", "", "<s> \u4f60 <|endoftext|>"]),
+                                   ("decode", [[0, 1, 2], []])):
+                r = oc_tokenize(path, command, lines, check=False)
+                assert r.returncode in (0, 1), f"{command} exit {r.returncode} on {json.dumps(spec)[:300]}"
+                assert r.returncode == 0 or r.stderr.startswith(b"oc-tokenize: "), r.stderr
+
+
 def test_config_gives_bos_and_eos(corpus, tmp_path):
     files, _ = corpus
     spec = cases.llama2(files)
