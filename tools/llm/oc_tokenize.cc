@@ -6,10 +6,9 @@
 //   oc-tokenize --tokenizer PATH info                    vocab size, bos and eos ids as JSON
 //
 // Errors go to stderr with exit status 1 (2 for a bad command line).
-#include <nlohmann/json.hpp>
-
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

@@ -31,8 +31,7 @@ Expected<std::unique_ptr<Bpe>> Bpe::FromJson(const Json& model, const JsonPath& 
   for (auto it = vocab->begin(); it != vocab->end(); ++it) {
     if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 || it.value().get<int64_t>() >= max_id)
       return InvalidFile(at.Key("vocab").Name(), ": the id of '", it.key(), "' is ", it.value().dump(),
-                         " (expected an integer in [0, ", max_id, ") for a vocabulary of ", vocab->size(),
-                         " tokens)");
+                         " (expected an integer in [0, ", max_id, ") for a vocabulary of ", vocab->size(), " tokens)");
     auto id = static_cast<int32_t>(it.value().get<int64_t>());
     bpe->vocab_[it.key()] = id;
     if (static_cast<size_t>(id) >= bpe->tokens_.size()) bpe->tokens_.resize(id + 1);
@@ -73,9 +72,8 @@ Expected<std::unique_ptr<Bpe>> Bpe::FromJson(const Json& model, const JsonPath& 
       return InvalidFile(at.Key("merges").Index(i).Name(), ": expected \"left right\" or [left, right], got ",
                          m.dump());
     }
-    std::string merged = a + (prefix_len && b.compare(0, prefix_len, bpe->continuing_subword_prefix_) == 0
-                                  ? b.substr(prefix_len)
-                                  : b);
+    std::string merged =
+        a + (prefix_len && b.compare(0, prefix_len, bpe->continuing_subword_prefix_) == 0 ? b.substr(prefix_len) : b);
     auto ia = bpe->vocab_.find(a), ib = bpe->vocab_.find(b), im = bpe->vocab_.find(merged);
     const std::string& missing = ia == bpe->vocab_.end() ? a : ib == bpe->vocab_.end() ? b : merged;
     if (ia == bpe->vocab_.end() || ib == bpe->vocab_.end() || im == bpe->vocab_.end())

@@ -154,7 +154,8 @@ class ReplaceDecoder : public Decoder {
 // Hugging Face).
 class MetaspaceDecoder : public Decoder {
  public:
-  MetaspaceDecoder(std::string replacement, bool drop_first) : replacement_(std::move(replacement)), drop_first_(drop_first) {}
+  MetaspaceDecoder(std::string replacement, bool drop_first)
+      : replacement_(std::move(replacement)), drop_first_(drop_first) {}
   void DecodeChain(std::vector<std::string>& tokens) const override {
     for (size_t k = 0; k < tokens.size(); ++k) {
       std::string& t = tokens[k];
@@ -190,11 +191,11 @@ Expected<std::unique_ptr<Decoder>> MakeDecoder(const Json& spec, const JsonPath&
       OC_ASSIGN_OR_RETURN(Ptr step, MakeDecoder((*list)[i], at.Key("decoders").Index(i)));
       if (step) steps.push_back(std::move(step));
     }
-    return Ptr(new SequenceDecoder(std::move(steps)));
+    return Ptr(std::make_unique<SequenceDecoder>(std::move(steps)));
   }
-  if (type == "ByteLevel") return Ptr(new ByteLevelDecoder());
-  if (type == "ByteFallback") return Ptr(new ByteFallbackDecoder());
-  if (type == "Fuse") return Ptr(new FuseDecoder());
+  if (type == "ByteLevel") return Ptr(std::make_unique<ByteLevelDecoder>());
+  if (type == "ByteFallback") return Ptr(std::make_unique<ByteFallbackDecoder>());
+  if (type == "Fuse") return Ptr(std::make_unique<FuseDecoder>());
   if (type == "Strip") {
     OC_ASSIGN_OR_RETURN(std::string content, RequireString(spec, "content", at));
     size_t i = 0;
@@ -204,13 +205,13 @@ Expected<std::unique_ptr<Decoder>> MakeDecoder(const Json& spec, const JsonPath&
     OC_ASSIGN_OR_RETURN(int64_t start, RequireInt(spec, "start", at));
     OC_ASSIGN_OR_RETURN(int64_t stop, RequireInt(spec, "stop", at));
     if (start < 0 || stop < 0) return InvalidFile(at.Name(), ": start and stop must be >= 0");
-    return Ptr(new StripDecoder(c, static_cast<size_t>(start), static_cast<size_t>(stop)));
+    return Ptr(std::make_unique<StripDecoder>(c, static_cast<size_t>(start), static_cast<size_t>(stop)));
   }
   if (type == "Replace") {
     OC_ASSIGN_OR_RETURN(const Json* pattern, RequireField(spec, "pattern", at));
     OC_ASSIGN_OR_RETURN(Pattern p, ParsePattern(*pattern, at.Key("pattern")));
     OC_ASSIGN_OR_RETURN(std::string content, RequireString(spec, "content", at));
-    return Ptr(new ReplaceDecoder(std::move(p), std::move(content)));
+    return Ptr(std::make_unique<ReplaceDecoder>(std::move(p), std::move(content)));
   }
   if (type == "Metaspace") {
     std::string replacement = "\xE2\x96\x81";
@@ -225,7 +226,7 @@ Expected<std::unique_ptr<Decoder>> MakeDecoder(const Json& spec, const JsonPath&
     } else {
       OC_ASSIGN_OR_RETURN(drop_first, OptionalBool(spec, "add_prefix_space", true, at));
     }
-    return Ptr(new MetaspaceDecoder(std::move(replacement), drop_first));
+    return Ptr(std::make_unique<MetaspaceDecoder>(std::move(replacement), drop_first));
   }
   return NotSupported(at.Name(), ": decoder type '", type,
                       "' is not supported (supported: ByteLevel, ByteFallback, Fuse, Strip, Replace, Metaspace, "

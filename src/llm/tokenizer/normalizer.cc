@@ -41,7 +41,8 @@ class PrependNormalizer : public Normalizer {
 
 class ReplaceNormalizer : public Normalizer {
  public:
-  ReplaceNormalizer(Pattern pattern, std::string content) : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  ReplaceNormalizer(Pattern pattern, std::string content)
+      : pattern_(std::move(pattern)), content_(std::move(content)) {}
   void Normalize(std::string& text) const override {
     std::string out;
     out.reserve(text.size());
@@ -146,30 +147,30 @@ Expected<std::unique_ptr<Normalizer>> MakeNormalizer(const Json& spec, const Jso
       OC_ASSIGN_OR_RETURN(auto step, MakeNormalizer((*list)[i], at.Key("normalizers").Index(i)));
       if (step) steps.push_back(std::move(step));
     }
-    return std::unique_ptr<Normalizer>(new SequenceNormalizer(std::move(steps)));
+    return std::unique_ptr<Normalizer>(std::make_unique<SequenceNormalizer>(std::move(steps)));
   }
-  if (type == "NFC") return std::unique_ptr<Normalizer>(new FormNormalizer(NormalForm::kNfc));
-  if (type == "NFD") return std::unique_ptr<Normalizer>(new FormNormalizer(NormalForm::kNfd));
-  if (type == "NFKC") return std::unique_ptr<Normalizer>(new FormNormalizer(NormalForm::kNfkc));
-  if (type == "NFKD") return std::unique_ptr<Normalizer>(new FormNormalizer(NormalForm::kNfkd));
+  if (type == "NFC") return std::unique_ptr<Normalizer>(std::make_unique<FormNormalizer>(NormalForm::kNfc));
+  if (type == "NFD") return std::unique_ptr<Normalizer>(std::make_unique<FormNormalizer>(NormalForm::kNfd));
+  if (type == "NFKC") return std::unique_ptr<Normalizer>(std::make_unique<FormNormalizer>(NormalForm::kNfkc));
+  if (type == "NFKD") return std::unique_ptr<Normalizer>(std::make_unique<FormNormalizer>(NormalForm::kNfkd));
   if (type == "Prepend") {
     OC_ASSIGN_OR_RETURN(std::string prefix, RequireString(spec, "prepend", at));
-    return std::unique_ptr<Normalizer>(new PrependNormalizer(std::move(prefix)));
+    return std::unique_ptr<Normalizer>(std::make_unique<PrependNormalizer>(std::move(prefix)));
   }
   if (type == "Replace") {
     OC_ASSIGN_OR_RETURN(const Json* pattern, RequireField(spec, "pattern", at));
     OC_ASSIGN_OR_RETURN(Pattern p, ParsePattern(*pattern, at.Key("pattern")));
     OC_ASSIGN_OR_RETURN(std::string content, RequireString(spec, "content", at));
-    return std::unique_ptr<Normalizer>(new ReplaceNormalizer(std::move(p), std::move(content)));
+    return std::unique_ptr<Normalizer>(std::make_unique<ReplaceNormalizer>(std::move(p), std::move(content)));
   }
-  if (type == "Lowercase") return std::unique_ptr<Normalizer>(new LowercaseNormalizer());
+  if (type == "Lowercase") return std::unique_ptr<Normalizer>(std::make_unique<LowercaseNormalizer>());
   if (type == "Strip") {
     OC_ASSIGN_OR_RETURN(bool left, OptionalBool(spec, "strip_left", true, at));
     OC_ASSIGN_OR_RETURN(bool right, OptionalBool(spec, "strip_right", true, at));
-    return std::unique_ptr<Normalizer>(new StripNormalizer(left, right));
+    return std::unique_ptr<Normalizer>(std::make_unique<StripNormalizer>(left, right));
   }
-  if (type == "StripAccents") return std::unique_ptr<Normalizer>(new StripAccentsNormalizer());
-  if (type == "ByteLevel") return std::unique_ptr<Normalizer>(new ByteLevelNormalizer());
+  if (type == "StripAccents") return std::unique_ptr<Normalizer>(std::make_unique<StripAccentsNormalizer>());
+  if (type == "ByteLevel") return std::unique_ptr<Normalizer>(std::make_unique<ByteLevelNormalizer>());
   return NotSupported(at.Name(), ": normalizer type '", type,
                       "' is not supported (supported: Sequence, NFC, NFD, NFKC, NFKD, Prepend, Replace, Lowercase, "
                       "Strip, StripAccents, ByteLevel)");

@@ -51,7 +51,6 @@ enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWith
 Expected<SplitBehavior> ParseSplitBehavior(const std::string& name, const std::string& what);
 
 // The non-empty pieces [begin, end) of text after a split.
-std::vector<std::pair<size_t, size_t>> SplitText(std::string_view text, const Pattern& pattern,
-                                                 SplitBehavior behavior);
+std::vector<std::pair<size_t, size_t>> SplitText(std::string_view text, const Pattern& pattern, SplitBehavior behavior);
 
 }  // namespace oc::llm

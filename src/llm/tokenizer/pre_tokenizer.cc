@@ -44,8 +44,7 @@ class SplitPre : public PreTokenizer {
 
 class ByteLevelPre : public PreTokenizer {
  public:
-  ByteLevelPre(bool add_prefix_space, std::shared_ptr<const Regex> regex)
-      : add_prefix_space_(add_prefix_space) {
+  ByteLevelPre(bool add_prefix_space, std::shared_ptr<const Regex> regex) : add_prefix_space_(add_prefix_space) {
     pattern_.regex = std::move(regex);
   }
   void PreTokenize(std::vector<Piece>& pieces) const override {
@@ -138,7 +137,7 @@ Expected<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const Json& spec, const
       OC_ASSIGN_OR_RETURN(Ptr step, MakePreTokenizer((*list)[i], at.Key("pretokenizers").Index(i)));
       if (step) steps.push_back(std::move(step));
     }
-    return Ptr(new SequencePre(std::move(steps)));
+    return Ptr(std::make_unique<SequencePre>(std::move(steps)));
   }
   if (type == "ByteLevel") {
     OC_ASSIGN_OR_RETURN(bool add_prefix_space, OptionalBool(spec, "add_prefix_space", true, at));
@@ -147,7 +146,7 @@ Expected<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const Json& spec, const
     if (use_regex) {
       OC_ASSIGN_OR_RETURN(re, Regex::Compile(kGpt2Regex, at.Name()));
     }
-    return Ptr(new ByteLevelPre(add_prefix_space, std::move(re)));
+    return Ptr(std::make_unique<ByteLevelPre>(add_prefix_space, std::move(re)));
   }
   if (type == "Split") {
     OC_ASSIGN_OR_RETURN(const Json* pattern, RequireField(spec, "pattern", at));
@@ -155,12 +154,12 @@ Expected<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const Json& spec, const
     OC_ASSIGN_OR_RETURN(std::string behavior_name, RequireString(spec, "behavior", at));
     OC_ASSIGN_OR_RETURN(SplitBehavior behavior, ParseSplitBehavior(behavior_name, at.Key("behavior").Name()));
     OC_ASSIGN_OR_RETURN(p.invert, OptionalBool(spec, "invert", false, at));
-    return Ptr(new SplitPre(std::move(p), behavior));
+    return Ptr(std::make_unique<SplitPre>(std::move(p), behavior));
   }
   if (type == "Digits") {
     OC_ASSIGN_OR_RETURN(bool individual, OptionalBool(spec, "individual_digits", false, at));
-    return Ptr(new PredicatePre(
-        {{IsNumericChar, individual ? SplitBehavior::kIsolated : SplitBehavior::kContiguous}}));
+    return Ptr(std::make_unique<PredicatePre>(std::vector<PredicatePre::Step>{
+        {IsNumericChar, individual ? SplitBehavior::kIsolated : SplitBehavior::kContiguous}}));
   }
   if (type == "Metaspace") {
     std::string replacement = "\xE2\x96\x81";  // U+2581
@@ -191,31 +190,33 @@ Expected<std::unique_ptr<PreTokenizer>> MakePreTokenizer(const Json& spec, const
       scheme = add ? PrependScheme::kAlways : PrependScheme::kNever;
     }
     OC_ASSIGN_OR_RETURN(bool split, OptionalBool(spec, "split", true, at));
-    return Ptr(new MetaspacePre(std::move(replacement), scheme, split));
+    return Ptr(std::make_unique<MetaspacePre>(std::move(replacement), scheme, split));
   }
   if (type == "Whitespace") {
     Pattern p;
     OC_ASSIGN_OR_RETURN(p.regex, Regex::Compile(R"(\w+|[^\w\s]+)", at.Name()));
     p.invert = true;
-    return Ptr(new SplitPre(std::move(p), SplitBehavior::kRemoved));
+    return Ptr(std::make_unique<SplitPre>(std::move(p), SplitBehavior::kRemoved));
   }
-  if (type == "WhitespaceSplit") return Ptr(new PredicatePre({{IsWhitespaceChar, SplitBehavior::kRemoved}}));
+  if (type == "WhitespaceSplit")
+    return Ptr(
+        std::make_unique<PredicatePre>(std::vector<PredicatePre::Step>{{IsWhitespaceChar, SplitBehavior::kRemoved}}));
   if (type == "Punctuation") {
     SplitBehavior behavior = SplitBehavior::kIsolated;
     if (auto b = OptionalField(spec, "behavior")) {
       if (!b->is_string()) return InvalidFile(at.Key("behavior").Name(), ": expected a string");
       OC_ASSIGN_OR_RETURN(behavior, ParseSplitBehavior(b->get<std::string>(), at.Key("behavior").Name()));
     }
-    return Ptr(new PredicatePre({{IsPunctuationChar, behavior}}));
+    return Ptr(std::make_unique<PredicatePre>(std::vector<PredicatePre::Step>{{IsPunctuationChar, behavior}}));
   }
   if (type == "BertPreTokenizer")
-    return Ptr(new PredicatePre(
-        {{IsWhitespaceChar, SplitBehavior::kRemoved}, {IsPunctuationChar, SplitBehavior::kIsolated}}));
+    return Ptr(std::make_unique<PredicatePre>(std::vector<PredicatePre::Step>{
+        {IsWhitespaceChar, SplitBehavior::kRemoved}, {IsPunctuationChar, SplitBehavior::kIsolated}}));
   if (type == "CharDelimiterSplit") {
     OC_ASSIGN_OR_RETURN(std::string d, RequireString(spec, "delimiter", at));
     Pattern p;
     p.literal = d;
-    return Ptr(new SplitPre(std::move(p), SplitBehavior::kRemoved));
+    return Ptr(std::make_unique<SplitPre>(std::move(p), SplitBehavior::kRemoved));
   }
   return NotSupported(at.Name(), ": pre-tokenizer type '", type,
                       "' is not supported (supported: ByteLevel, Split, Digits, Metaspace, Sequence, Whitespace, "

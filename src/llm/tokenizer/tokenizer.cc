@@ -138,7 +138,8 @@ Expected<Tokenizer> Tokenizer::FromJson(std::string_view tokenizer_json, std::st
   OC_ASSIGN_OR_RETURN(impl->decoder, MakeDecoder(field("decoder"), top.Key("decoder")));
   OC_ASSIGN_OR_RETURN(impl->post, MakePostProcessor(field("post_processor"), top.Key("post_processor")));
   if (const Json* trunc = OptionalField(root, "truncation"))
-    return NotSupported(top.Key("truncation").Name(), ": truncation ", trunc->dump(), " is not supported (expected null)");
+    return NotSupported(top.Key("truncation").Name(), ": truncation ", trunc->dump(),
+                        " is not supported (expected null)");
   if (const Json* pad = OptionalField(root, "padding"))
     return NotSupported(top.Key("padding").Name(), ": padding ", pad->dump(), " is not supported (expected null)");
   OC_RETURN_IF_ERROR(LoadAddedTokens(root, top, *impl));
@@ -147,12 +148,12 @@ Expected<Tokenizer> Tokenizer::FromJson(std::string_view tokenizer_json, std::st
   for (const AddedToken& t : impl->added) impl->vocab_size = std::max(impl->vocab_size, static_cast<size_t>(t.id) + 1);
   for (int32_t id : impl->post.before)
     if (static_cast<size_t>(id) >= impl->vocab_size)
-      return InvalidFile(top.Key("post_processor").Name(), ": special token id ", id, " is outside the vocabulary (size ",
-                         impl->vocab_size, ")");
+      return InvalidFile(top.Key("post_processor").Name(), ": special token id ", id,
+                         " is outside the vocabulary (size ", impl->vocab_size, ")");
   for (int32_t id : impl->post.after)
     if (static_cast<size_t>(id) >= impl->vocab_size)
-      return InvalidFile(top.Key("post_processor").Name(), ": special token id ", id, " is outside the vocabulary (size ",
-                         impl->vocab_size, ")");
+      return InvalidFile(top.Key("post_processor").Name(), ": special token id ", id,
+                         " is outside the vocabulary (size ", impl->vocab_size, ")");
 
   Tokenizer tok(std::move(impl));
   if (!tok.impl_->post.before.empty()) tok.impl_->bos = tok.impl_->post.before.front();
@@ -202,8 +203,8 @@ Expected<Tokenizer> Tokenizer::Load(const std::string& folder_or_file) {
 void Tokenizer::Impl::EncodeText(std::string_view text, bool at_origin, std::vector<int32_t>& ids) const {
   std::string normalized(text);
   if (normalizer) normalizer->Normalize(normalized);
-  std::vector<AddedSplit> splits =
-      normalized_matcher.empty() ? std::vector<AddedSplit>{{0, normalized.size(), -1}} : normalized_matcher.Split(normalized);
+  std::vector<AddedSplit> splits = normalized_matcher.empty() ? std::vector<AddedSplit>{{0, normalized.size(), -1}}
+                                                              : normalized_matcher.Split(normalized);
   std::vector<Piece> pieces;
   for (const AddedSplit& s : splits) {
     if (s.id >= 0) {

@@ -13,9 +13,7 @@ namespace oc::llm {
 // Decodes the code point at s[i] (s must be valid UTF-8) and advances i.
 char32_t NextCodePoint(std::string_view s, size_t& i);
 // Byte length of the UTF-8 sequence that starts with this lead byte.
-inline size_t Utf8Length(unsigned char lead) {
-  return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
-}
+inline size_t Utf8Length(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
 void AppendUtf8(std::string& out, char32_t c);
 
 // Valid UTF-8 is returned as is; otherwise each maximal invalid subpart is
@@ -24,11 +22,11 @@ bool IsValidUtf8(std::string_view s);
 std::string Utf8Lossy(std::string_view s);
 
 // Rust's char predicates.
-bool IsWhitespace(char32_t c);    // White_Space property
-bool IsAlphanumeric(char32_t c);  // Alphabetic or general category N*
-bool IsNumeric(char32_t c);       // general category Nd, Nl, No
-bool IsPunctuation(char32_t c);   // general category P* (and ASCII punctuation)
-bool IsCombiningMark(char32_t c); // general category M (Mn, Mc, Me)
+bool IsWhitespace(char32_t c);     // White_Space property
+bool IsAlphanumeric(char32_t c);   // Alphabetic or general category N*
+bool IsNumeric(char32_t c);        // general category Nd, Nl, No
+bool IsPunctuation(char32_t c);    // general category P* (and ASCII punctuation)
+bool IsCombiningMark(char32_t c);  // general category M (Mn, Mc, Me)
 
 enum class NormalForm { kNfc, kNfd, kNfkc, kNfkd };
 std::string Normalize(std::string_view s, NormalForm form);
