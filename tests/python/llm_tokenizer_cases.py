@@ -61,6 +61,7 @@ def unicode_texts(seed=19):
         "tabs\t\tand\t\t\tspaces   mixed \t \n lines\r\nwith CRLF\r\n", "\u00e9" * 40, "\U0001f600" * 20,
         "<|endoftext|>", "hello<|endoftext|>world", "<s>", "a<s>b</s>c", " <s> ", "<|begin_of_text|>hi",
         "<0x41><0xE2>", "\u2581\u2581x\u2581", "end of text\u2581", "MiXeD CaSe WORDS", "__init__ self._x",
+        "a\x00b", "\x00", "\x01\x02\x1f\x7f", "\ufeffBOM", "\U0010ffff\ue000", "x\u0085\u0085 y", "\u3000 \u3000",
     ]
     out = list(fixed)
     for _ in range(300):
