@@ -319,6 +319,12 @@ def variants(gpt2_spec):
     spec = json.loads(json.dumps(gpt2_spec))
     spec["decoder"] = None
     out["decoder_none"] = spec
+    for kind in ("BertProcessing", "RobertaProcessing"):
+        spec = json.loads(json.dumps(gpt2_spec))
+        spec["post_processor"] = {"type": kind, "sep": ["<|endoftext|>", 0], "cls": ["!", 1]}
+        if kind == "RobertaProcessing":
+            spec["post_processor"].update(trim_offsets=True, add_prefix_space=False)
+        out["post_" + kind] = spec
     out["model_subword_affixes"] = subword_affixes()
     return out
 
