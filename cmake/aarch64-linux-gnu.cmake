@@ -3,6 +3,7 @@
 #   apt-get install g++-aarch64-linux-gnu qemu-user
 #   dpkg --add-architecture arm64 && apt-get update
 #   apt-get install libprotobuf-dev:arm64 libgtest-dev:arm64 libgmock-dev:arm64 libflatbuffers-dev:arm64
+#                   libpcre2-dev:arm64 libicu-dev:arm64 (and the others install_deps.sh --arm64 lists)
 #   cmake -S . -B build-arm64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
 #   ninja -C build-arm64 oc_unit_tests
 #   qemu-aarch64 -L /usr/aarch64-linux-gnu build-arm64/oc_unit_tests --gtest_filter='Gemm*'

@@ -34,6 +34,7 @@ LAYERS = {
     "src/ms_backend": "ms_backend",
     "src/ascendc": "ascendc",
     "src/llm": "llm",
+    "src/llm/tokenizer": "llm_tokenizer",
     "tools": "tools",
 }
 
@@ -67,8 +68,10 @@ ALLOWED = {
     # LLM serving: models over a paged KV cache on the core's GEMM and
     # attention row kernels; no graph, no runtime.
     "llm": {"base", "ops"},
+    # The LLM stack's tokenizer: text <-> ids over Status alone (PCRE2, ICU, nlohmann-json outside).
+    "llm_tokenizer": {"base"},
     "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "dvpp", "acl",
-              "hccl", "train", "llm"},
+              "hccl", "train", "llm", "llm_tokenizer"},
 }
 
 # Headers any layer may include: each includes only the C++ library (checked below).
