@@ -1,8 +1,10 @@
 // The machine's memory bandwidth for the traffic of the Ascend C benchmark
 // kernels, measured the plainest way: `threads` threads each copying (or
 // adding, z = x + y) their part of 64 MiB arrays with the C library / a
-// vectorised loop. Prints the median GB/s (bytes read + written / time).
-//   membw copy|add|relu16 THREADS MIB REPEATS
+// vectorised loop; add_nt is STREAM's Add at its best on x86: AVX loads and
+// non-temporal stores (no read-for-ownership of z). Prints the median GB/s
+// (bytes read + written / time).
+//   membw copy|add|add_nt|relu16 THREADS MIB REPEATS
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -10,6 +12,10 @@
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 int main(int argc, char** argv) {
   if (argc != 5) return 2;
@@ -22,7 +28,8 @@ int main(int argc, char** argv) {
   auto* y = static_cast<float*>(std::aligned_alloc(64, bytes));
   auto* z = static_cast<float*>(std::aligned_alloc(64, bytes));
   for (size_t i = 0; i < n; ++i) x[i] = float(i % 7) - 3, y[i] = 1, z[i] = 0;
-  bool add = std::strcmp(what, "add") == 0, relu = std::strcmp(what, "relu16") == 0;
+  bool add_nt = std::strcmp(what, "add_nt") == 0;
+  bool add = add_nt || std::strcmp(what, "add") == 0, relu = std::strcmp(what, "relu16") == 0;
   std::vector<double> gbs;
   for (int r = 0; r < reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
@@ -30,7 +37,15 @@ int main(int argc, char** argv) {
     for (int t = 0; t < threads; ++t)
       ts.emplace_back([&, t] {
         size_t b = n * t / threads, e = n * (t + 1) / threads;
-        if (add) {
+        if (add_nt) {
+          size_t i = b;
+#if defined(__AVX__)
+          for (; i < e && i % 8; ++i) z[i] = x[i] + y[i];
+          for (; i + 8 <= e; i += 8) _mm256_stream_ps(z + i, _mm256_add_ps(_mm256_load_ps(x + i), _mm256_load_ps(y + i)));
+          _mm_sfence();
+#endif
+          for (; i < e; ++i) z[i] = x[i] + y[i];
+        } else if (add) {
           for (size_t i = b; i < e; ++i) z[i] = x[i] + y[i];
         } else if (relu) {  // the same bytes as a half LeakyReLU: read x, write z
           auto* xs = reinterpret_cast<_Float16*>(x);
