@@ -269,6 +269,9 @@ def test_max_tokens_min_tokens_eos_stop_ids_and_ignore_eos(llama, solo, tmp_path
     (dict(top_k=-5), "top_k -5 is invalid"),
     (dict(prompt_ids=[]), "the prompt is empty"),
     (dict(best_of=2), 'unknown field "best_of"'),
+    (dict(logit_bias={"abc": 1.0}), "logit_bias must map token ids to numbers"),
+    (dict(seed=-4), "seed must be a non-negative integer"),
+    (dict(id=5), "id must be a string"),
 ])
 def test_bad_requests_are_refused(edit, message, llama, tmp_path):
     _, d = llama
@@ -277,6 +280,16 @@ def test_bad_requests_are_refused(edit, message, llama, tmp_path):
     proc = run(d, [req], tmp_path, check=False)
     assert proc.returncode != 0 and proc.stdout == ""
     assert message in proc.stderr, proc.stderr
+
+
+def test_duplicate_ids_and_bad_probe_input_are_refused(llama, tmp_path):
+    _, d = llama
+    proc = run(d, [dict(prompt_ids=[1], id="x"), dict(prompt_ids=[2], id="x")], tmp_path, check=False)
+    assert proc.returncode != 0 and 'id "x" is used twice' in proc.stderr, proc.stderr
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(dict(logits=[1.0, "a"])))
+    proc = subprocess.run([TOOL, "--sampling-probe", str(f)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "logits must be numbers" in proc.stderr
 
 
 def test_kv_budget_too_small_for_one_sequence_is_refused(llama, tmp_path):

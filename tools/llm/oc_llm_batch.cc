@@ -73,7 +73,8 @@ bool ParseParams(const json& r, SamplingParams& p, std::string& err, const std::
     };
     auto integer = [&](const char* k, auto& out) {
       if (!r.contains(k) || r[k].is_null()) return;
-      if (!r[k].is_number_integer()) throw std::invalid_argument(std::string(k) + " must be an integer");
+      if (!r[k].is_number_integer() || r[k].get<int64_t>() < INT32_MIN || r[k].get<int64_t>() > INT32_MAX)
+        throw std::invalid_argument(std::string(k) + " must be an integer (32-bit)");
       out = r[k].get<std::remove_reference_t<decltype(out)>>();
     };
     num("temperature", p.temperature);
@@ -88,7 +89,7 @@ bool ParseParams(const json& r, SamplingParams& p, std::string& err, const std::
     integer("logprobs", p.logprobs);
     integer("n", p.n);
     if (r.contains("seed") && !r["seed"].is_null()) {
-      if (!r["seed"].is_number_integer()) throw std::invalid_argument("seed must be an integer");
+      if (!r["seed"].is_number_unsigned()) throw std::invalid_argument("seed must be a non-negative integer");
       p.seed = r["seed"].get<uint64_t>();
     }
     if (r.contains("ignore_eos")) {
@@ -98,7 +99,8 @@ bool ParseParams(const json& r, SamplingParams& p, std::string& err, const std::
     if (r.contains("stop_token_ids")) {
       if (!r["stop_token_ids"].is_array()) throw std::invalid_argument("stop_token_ids must be a list of token ids");
       for (const auto& t : r["stop_token_ids"]) {
-        if (!t.is_number_integer()) throw std::invalid_argument("stop_token_ids must be a list of token ids");
+        if (!t.is_number_integer() || t.get<int64_t>() < INT32_MIN || t.get<int64_t>() > INT32_MAX)
+          throw std::invalid_argument("stop_token_ids must be a list of token ids");
         p.stop_token_ids.push_back(t.get<int32_t>());
       }
     }
@@ -106,8 +108,13 @@ bool ParseParams(const json& r, SamplingParams& p, std::string& err, const std::
       if (!r["logit_bias"].is_object()) throw std::invalid_argument("logit_bias must be an object {\"token id\": bias}");
       for (auto it = r["logit_bias"].begin(); it != r["logit_bias"].end(); ++it) {
         size_t used = 0;
-        const long id = std::stol(it.key(), &used);
-        if (used != it.key().size() || !it.value().is_number())
+        long id = -1;
+        try {
+          id = std::stol(it.key(), &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used == 0 || used != it.key().size() || id < INT32_MIN || id > INT32_MAX || !it.value().is_number())
           throw std::invalid_argument("logit_bias must map token ids to numbers");
         p.logit_bias.emplace_back(static_cast<int32_t>(id), it.value().get<float>());
       }
@@ -136,7 +143,11 @@ int Probe(const std::string& path) {
   if (!j.is_object() || !j.contains("logits") || !j["logits"].is_array() || j["logits"].empty())
     return Fail(path + ": expected an object with a non-empty \"logits\" list");
   std::vector<float> logits;
-  for (const auto& x : j["logits"]) logits.push_back(x.get<float>());
+  for (const auto& x : j["logits"]) {
+    if (!x.is_number()) return Fail(path + ": logits must be numbers");
+    logits.push_back(x.get<float>());
+  }
+  if (j.contains("draws") && !j["draws"].is_number_unsigned()) return Fail(path + ": draws must be a non-negative integer");
   SamplingParams p;
   if (j.contains("params") && !ParseParams(j["params"], p, err, path + ": params")) return Fail(err);
   std::vector<int32_t> prompt, output, eos;
@@ -228,6 +239,7 @@ int main(int argc, char** argv) {
     const std::string where = requests_file + ": request " + std::to_string(r);
     if (!j[r].is_object()) return Fail(where + " is not an object");
     Req q;
+    if (j[r].contains("id") && !j[r]["id"].is_string()) return Fail(where + ": id must be a string");
     q.id = j[r].contains("id") ? j[r]["id"].get<std::string>() : std::to_string(r);
     if (!j[r].contains("prompt_ids")) return Fail(where + ": prompt_ids is missing");
     if (!Ids(j[r], "prompt_ids", q.prompt, err, where) || !ParseParams(j[r], q.params, err, where)) return Fail(err);
@@ -236,6 +248,8 @@ int main(int argc, char** argv) {
         return Fail(where + ": arrival_step must be a non-negative integer");
       q.arrival = j[r]["arrival_step"].get<int64_t>();
     }
+    for (const Req& o : reqs)
+      if (o.id == q.id) return Fail(where + ": id \"" + q.id + "\" is used twice");
     reqs.push_back(std::move(q));
   }
 
