@@ -297,3 +297,21 @@ def test_kv_budget_too_small_for_one_sequence_is_refused(llama, tmp_path):
     proc = run(d, [dict(prompt_ids=[1])], tmp_path, "--kv-cache-bytes", 10000, check=False)
     assert proc.returncode != 0
     assert "kv_cache_bytes 10000 holds 1 blocks of 8192 bytes, but one sequence of max_model_len 256 needs 16" in proc.stderr
+
+
+@pytest.mark.parametrize("kind", ["gpt2", "mistral"])
+def test_other_architectures_batched_preempted_and_chunked(kind, tmp_path):
+    # gpt2 (learned positions) and mistral (a 16-token window, GQA 4/1) through the same paths.
+    model = build(kind)
+    d = tmp_path / kind
+    model.save_pretrained(d, safe_serialization=True)
+    cfg = model.config
+    kv_heads = getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads
+    head_dim = cfg.hidden_size // cfg.num_attention_heads
+    block_bytes = 2 * cfg.num_hidden_layers * kv_heads * 4 * head_dim * 4
+    reqs = greedy_requests()
+    out, stats = run(d, reqs, tmp_path, "--block-size", 4, "--max-model-len", 64, "--kv-cache-bytes",
+                     17 * block_bytes, "--max-num-batched-tokens", 6)
+    assert stats["preemptions"] > 0 and stats["kv_blocks_used"] == 0
+    for i, p in enumerate(PROMPTS):
+        assert out[i]["output_ids"] == reference(model, p, NEW)[0], f"request {i}"
