@@ -1,0 +1,93 @@
+// The offline LLM engine: requests in, tokens out, one forward step at a
+// time over continuous batching (scheduler.h) and per-request sampling
+// (sampling.h).
+//
+//   auto engine = Engine::Create(cfg);          // loads the model, sizes the KV cache
+//   engine->AddRequest("a", prompt_ids, params);
+//   while (engine->HasUnfinished())
+//     for (const StepOutput& o : *engine->Step()) ...   // new tokens per request
+//
+// Not thread-safe: one caller drives it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "llm/engine/sampling.h"
+#include "llm/engine/scheduler.h"
+#include "llm/model/kv_cache.h"
+#include "llm/model/model.h"
+
+namespace oc::llm {
+
+struct EngineConfig {
+  std::string model_dir;
+  int64_t kv_cache_bytes = int64_t{1} << 30;  // the KV budget; a whole number of blocks is taken
+  int64_t block_size = 16;
+  int32_t max_num_seqs = 64;
+  int64_t max_num_batched_tokens = 2048;
+  int64_t max_model_len = 0;       // 0: the model's max positions
+  ThreadPool* pool = nullptr;      // null: ThreadPool::Global()
+  std::vector<int32_t> eos_token_ids;  // empty: config.json's eos_token_id
+};
+
+// What one step produced for one request.
+struct StepOutput {
+  std::string id;
+  std::vector<int32_t> new_tokens;
+  std::vector<TokenLogprob> logprobs;  // one per new token when asked
+  bool finished = false;
+  std::string finish_reason;           // "stop", "length", "abort" when finished
+};
+
+struct EngineStats {
+  int64_t running = 0, waiting = 0;
+  int32_t kv_blocks_used = 0, kv_blocks_total = 0;
+  int64_t preemptions = 0, steps = 0;
+  int64_t max_concurrency = 0;  // sequences of max_model_len the cache holds at once
+  int64_t max_model_len = 0, block_size = 0;
+};
+
+struct RequestOutput {
+  std::string id;
+  std::vector<int32_t> tokens;
+  std::vector<TokenLogprob> logprobs;
+  std::string finish_reason;
+};
+
+class Engine {
+ public:
+  static Expected<std::unique_ptr<Engine>> Create(EngineConfig cfg);
+
+  // Refused: an id already in use, an empty prompt, ids outside the
+  // vocabulary, prompt + max_tokens past max_model_len, bad parameters.
+  Status AddRequest(const std::string& id, std::vector<int32_t> prompt, const SamplingParams& params);
+  Expected<std::vector<StepOutput>> Step();
+  bool HasUnfinished() const { return sched_->num_running() + sched_->num_waiting() > 0; }
+  // The request ends with reason "abort" at the next Step; its blocks are freed there.
+  Status Abort(const std::string& id);
+  EngineStats stats() const;
+  const Model& model() const { return *model_; }
+
+  // Runs prompts to completion (ids "0", "1", ...) and returns them in order.
+  Expected<std::vector<RequestOutput>> Generate(const std::vector<std::vector<int32_t>>& prompts,
+                                                const SamplingParams& params);
+
+ private:
+  Engine() = default;
+  EngineConfig cfg_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<KvCache> cache_;
+  std::unique_ptr<BlockManager> blocks_;
+  std::unique_ptr<Scheduler> sched_;
+  std::vector<int32_t> eos_;
+  std::vector<float> logits_;
+  std::vector<double> scratch_;
+  int64_t steps_ = 0;
+};
+
+}  // namespace oc::llm
