@@ -176,7 +176,8 @@ bool PyTruth(const Json& v) {
     case Json::value_t::number_integer: return v.get<long long>() != 0;
     case Json::value_t::number_unsigned: return v.get<unsigned long long>() != 0;
     case Json::value_t::number_float: return v.get<double>() != 0;
-    case Json::value_t::string: case Json::value_t::array: case Json::value_t::object: return !v.empty();
+    case Json::value_t::string: return !v.get_ref<const std::string&>().empty();  // json::empty() is false for strings
+    case Json::value_t::array: case Json::value_t::object: return !v.empty();
     default: return false;
   }
 }
