@@ -224,3 +224,27 @@ def test_undefined_and_type_errors_are_clean(tool, tmp_path):
         assert err is not None or want is None or True
         r = oc_render(tmp_path, t, {"messages": [{"content": "c"}]})
         assert r.returncode == 1 and r.stderr.startswith(b"oc-chat-template: chat template line 1"), (t, r.stderr)
+
+
+def test_whitespace_control_matches_jinja2(tool, tmp_path):
+    # Random sequences of tags with every strip marker, between texts of spaces,
+    # tabs and newlines (also CRLF sources): trim_blocks and lstrip_blocks as
+    # transformers sets them.
+    import random
+    rng = random.Random(19)
+    opens = ["{%", "{%-", "{%+"]
+    closes = ["%}", "-%}", "+%}"]
+    texts = ["", " ", "  ", "\n", " \n", "\n  ", "\t\n\t", "x", " x ", "\n\n", "  y\n  ", "\r\n  ", "\u3000\n"]
+    exprs = ["{{ 1 }}", "{{- 2 }}", "{{ 3 -}}", "{{- 4 -}}", "{# c #}", "{#- c -#}", "{# c -#}"]
+    n = 0
+    for _ in range(120):
+        parts = []
+        for _ in range(rng.randint(1, 4)):
+            o, c = rng.choice(opens), rng.choice(closes)
+            inner = rng.choice(texts) + rng.choice(exprs) + rng.choice(texts)
+            parts.append(f"{rng.choice(texts)}{o} if true {c}{inner}{rng.choice(opens)} endif {rng.choice(closes)}")
+            parts.append(rng.choice(texts) + rng.choice(exprs))
+        template = "".join(parts) + rng.choice(texts)
+        check(tmp_path, template, {"messages": []}, f"whitespace {template!r}")
+        n += 1
+    assert n == 120

@@ -587,12 +587,31 @@ class Evaluator {
   static double AsNum(const Json& j) { return j.is_boolean() ? (j.get<bool>() ? 1 : 0) : j.get<double>(); }
   static bool IsNum(const Json& j) { return j.is_number() || j.is_boolean(); }
 
+  Expected<Value> Chain(const Expr& e) {
+    OC_ASSIGN_OR_RETURN(Value left, Eval(*e.args[0]));
+    for (size_t i = 1; i < e.args.size(); ++i) {
+      OC_ASSIGN_OR_RETURN(Value right, Eval(*e.args[i]));
+      OC_ASSIGN_OR_RETURN(Value r, Compare(e.literal[i - 1].get<std::string>(), left, right, e.line));
+      if (!Truth(r)) return r;
+      left = std::move(right);
+    }
+    return Value::Data(true);
+  }
+
   Expected<Value> Binary(const Expr& e) {
     const std::string& op = e.name;
+    if (op == "chain") return Chain(e);
     OC_ASSIGN_OR_RETURN(Value a, Eval(*e.args[0]));
     if (op == "and") { if (!Truth(a)) return a; return Eval(*e.args[1]); }
     if (op == "or") { if (Truth(a)) return a; return Eval(*e.args[1]); }
     OC_ASSIGN_OR_RETURN(Value b, Eval(*e.args[1]));
+    return Compare(op, a, b, e.line);
+  }
+
+  // Every binary operator but and / or (operands evaluated).
+  Expected<Value> Compare(const std::string& op, const Value& a, const Value& b, int line) {
+    Expr e;
+    e.line = line;
     if (op == "~") {
       OC_ASSIGN_OR_RETURN(std::string x, ToStr(a));
       OC_ASSIGN_OR_RETURN(std::string y, ToStr(b));
@@ -770,7 +789,7 @@ class Evaluator {
       if (name == "trim") return Value::Data(PyStrip(s, arg(0, "chars"), true, true));
       if (name == "upper") return Value::Data(PyUpper(s));
       if (name == "lower") return Value::Data(PyLower(s));
-      if (name == "title") return Value::Data(PyTitle(s));
+      if (name == "title") return Value::Data(JinjaTitle(s));
       return Value::Data(PyCapitalize(s));
     }
     if (name == "length" || name == "count") {

@@ -487,7 +487,11 @@ class Parser {
     return Compare();
   }
   Expected<ExprPtr> Compare() {
-    OC_ASSIGN_OR_RETURN(ExprPtr e, Math1());
+    OC_ASSIGN_OR_RETURN(ExprPtr first, Math1());
+    std::vector<ExprPtr> operands;
+    operands.push_back(std::move(first));
+    std::vector<std::string> ops;
+    int line = 0;
     while (true) {
       int l = Cur().line;
       std::string op;
@@ -498,9 +502,18 @@ class Parser {
       else if (IsName("not") && Next().type == Tok::kName && Next().text == "in") { op = "not in"; i_ += 2; }
       else break;
       OC_ASSIGN_OR_RETURN(ExprPtr r, Math1());
-      e = Bin(op, std::move(e), std::move(r), l);
+      ops.push_back(op);
+      operands.push_back(std::move(r));
+      line = l;
     }
-    return e;
+    if (ops.empty()) return std::move(operands[0]);
+    if (ops.size() == 1) return Bin(ops[0], std::move(operands[0]), std::move(operands[1]), line);
+    // Python chains comparisons: a < b < c is (a < b) and (b < c), b evaluated once.
+    auto chain = Make(Expr::Kind::kBinary, line);
+    chain->name = "chain";
+    chain->literal = ops;
+    chain->args = std::move(operands);
+    return chain;
   }
   Expected<ExprPtr> Math1() {
     OC_ASSIGN_OR_RETURN(ExprPtr e, Concat());
@@ -573,7 +586,7 @@ class Parser {
       else {
         errno = 0;
         long long v = std::strtoll(tok.text.c_str(), nullptr, 10);
-        if (errno == ERANGE) return Err("the integer " + tok.text + " is too large");
+        if (errno == ERANGE) return NotSupportedAt(tok.line, "the integer " + tok.text + " (past 64 bits)");
         e->literal = v;
       }
       return e;

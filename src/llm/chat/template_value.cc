@@ -293,6 +293,21 @@ std::string PyTitle(std::string_view s) {
   return out;
 }
 
+std::string JinjaTitle(std::string_view s) {
+  std::u32string u = ToU32(s);
+  auto sep = [](char32_t c) { return PyIsSpace(c) || c == '-' || c == '(' || c == '{' || c == '[' || c == '<'; };
+  std::string out;
+  size_t i = 0;
+  while (i < u.size()) {
+    size_t b = i;
+    bool is_sep = sep(u[i]);
+    while (i < u.size() && sep(u[i]) == is_sep) ++i;
+    std::u32string_view item(u.data() + b, i - b);
+    out += PyUpper(FromU32(item.substr(0, 1))) + PyLower(FromU32(item.substr(1)));
+  }
+  return out;
+}
+
 std::string PyCapitalize(std::string_view s) {
   std::u32string u = ToU32(s);
   if (u.empty()) return "";
@@ -319,9 +334,7 @@ std::vector<std::string> PySplit(std::string_view s, const Json& sep, long long 
     while (i < u.size() && PyIsSpace(u[i])) ++i;
     if (i >= u.size()) break;
     if (maxsplit >= 0 && (long long)out.size() == maxsplit) {
-      size_t e = u.size();
-      while (e > i && PyIsSpace(u[e - 1])) --e;
-      out.push_back(FromU32(std::u32string_view(u).substr(i, e - i)));
+      out.push_back(FromU32(std::u32string_view(u).substr(i)));  // Python keeps the rest's trailing space
       break;
     }
     size_t b = i;

@@ -29,6 +29,9 @@ std::string PyUpper(std::string_view s);
 std::string PyLower(std::string_view s);
 std::string PyTitle(std::string_view s);
 std::string PyCapitalize(std::string_view s);
+// Jinja's `title` filter (not str.title): each run between whitespace, '-',
+// '(', '{', '[' or '<' gets its first character upper-cased, the rest lowered.
+std::string JinjaTitle(std::string_view s);
 std::vector<std::string> PySplit(std::string_view s, const Json& sep, long long maxsplit);
 std::vector<std::string> PySplitLines(std::string_view s);
 std::string PyReplace(std::string_view s, std::string_view from, std::string_view to, long long count);
