@@ -212,6 +212,10 @@ def test_runaway_templates_are_bounded(tool, tmp_path):
         ("{% set s = 'x' * 60000000 %}{{ s ~ s }}", "limit"),
         ("{{ " + "(" * 300 + "1" + ")" * 300 + " }}", "nested"),
         ("{% if true %}" * 300 + "{% endif %}" * 300, "nested"),
+        ("{% if true %}{{ " + " ~ ".join(["'a'"] * 100000) + " }}{% endif %}", "nested"),
+        ("{{ x" + "|trim" * 50000 + " }}", "nested"),
+        ("{{ x" + ".a" * 50000 + " }}", "nested"),
+        ("{% macro f(n) %}{{ " + "(" * 40 + "f(n - 1) ~ 'x'" + " ~ 'y')" * 40 + " }}{% endmacro %}{{ f(1) }}", "nested past"),
     ]:
         r = oc_render(tmp_path, t, {"messages": []})
         assert r.returncode == 1 and needle in r.stderr.decode(), (t[:60], r.stderr[:300])

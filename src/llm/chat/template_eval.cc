@@ -102,6 +102,8 @@ class Evaluator {
   bool Truth(const Value& v) { return v.k == Value::K::kData ? PyTruth(v.j) : !v.undef(); }
 
   Status ExecNode(const Node& n) {
+    DepthGuard guard(&recursion_);
+    OC_RETURN_IF_ERROR(Deep(n.line));
     OC_RETURN_IF_ERROR(Step(n.line));
     switch (n.kind) {
       case Node::Kind::kText: return Emit(n.line, n.text);
@@ -225,7 +227,24 @@ class Evaluator {
 
   // ---- expressions ----
 
+  // Bounds the C++ recursion of evaluation (expressions, blocks and macro
+  // calls together), so that no template can exhaust the stack.
+  struct DepthGuard {
+    int* d;
+    explicit DepthGuard(int* depth) : d(depth) { ++*d; }
+    ~DepthGuard() { --*d; }
+  };
+  static constexpr int kMaxRecursion = 2000;
+  Status Deep(int line) const {
+    if (recursion_ > kMaxRecursion)
+      return ResourceExhausted("chat template line ", line, ": evaluation nested past ", kMaxRecursion,
+                               " levels (runaway recursion?)");
+    return Status::Ok();
+  }
+
   Expected<Value> Eval(const Expr& e) {
+    DepthGuard guard(&recursion_);
+    OC_RETURN_IF_ERROR(Deep(e.line));
     OC_RETURN_IF_ERROR(Step(e.line));
     switch (e.kind) {
       case Expr::Kind::kLiteral: return Value::Data(e.literal);
@@ -1017,6 +1036,7 @@ class Evaluator {
   Flow flow_ = Flow::kNormal;
   long long steps_ = 0;
   int macro_depth_ = 0;
+  int recursion_ = 0;
 };
 
 }  // namespace

@@ -436,7 +436,25 @@ class Parser {
     return e;
   }
 
+  // Operator chains (a ~ b ~ c ...) build left-deep trees without nesting in
+  // the source: the evaluator recurses over them, so their depth is bounded too.
+  static bool TooDeep(const Expr& e, int budget) {
+    if (budget == 0) return true;
+    for (auto& a : e.args) if (a && TooDeep(*a, budget - 1)) return true;
+    for (auto& kv : e.kwargs) if (kv.second && TooDeep(*kv.second, budget - 1)) return true;
+    return false;
+  }
+
   Expected<ExprPtr> Expression(bool no_cond = false) {
+    bool top = !in_expr_;
+    in_expr_ = true;
+    OC_ASSIGN_OR_RETURN(ExprPtr e, ExpressionInner(no_cond));
+    in_expr_ = !top;
+    if (top && TooDeep(*e, 4 * kMaxDepth)) return Err("expression nested too deeply (a chain of operators, filters or attributes too long)");
+    return e;
+  }
+
+  Expected<ExprPtr> ExpressionInner(bool no_cond) {
     if (++depth_ > kMaxDepth) return Err("expression nested too deeply");
     OC_ASSIGN_OR_RETURN(ExprPtr e, Or());
     if (!no_cond && IsName("if")) {
@@ -743,6 +761,7 @@ class Parser {
   std::vector<Token> t_;
   size_t i_ = 0;
   int depth_ = 0;
+  bool in_expr_ = false;  // inside an expression: only the outermost checks TooDeep
   int loops_ = 0;  // for bodies being parsed: break / continue need one
 };
 
