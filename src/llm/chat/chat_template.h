@@ -33,7 +33,7 @@ class ChatTemplate {
 
   // Bounds; exceeding one is an error naming it.
   static constexpr size_t kMaxOutputBytes = 64 << 20;
-  static constexpr long long kMaxSteps = 20'000'000;  // statements, loop iterations, expressions
+  static constexpr long long kMaxSteps = 5'000'000;   // statements, loop iterations, expressions
   static constexpr int kMaxMacroDepth = 100;
 
  private:
