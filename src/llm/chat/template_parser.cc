@@ -249,7 +249,7 @@ class Parser {
     Body body;
     std::string end;
     OC_RETURN_IF_ERROR(ParseBody(&body, {}, &end));
-    return std::move(body);
+    return body;
   }
 
  private:
