@@ -244,7 +244,46 @@ MACRO_PARTS = """{%- macro render_content(content) -%}
 {%- if add_generation_prompt -%}<|assistant|>
 {% endif -%}"""
 
-FAMILIES = {"llama2": LLAMA2, "llama3": LLAMA3, "zephyr": ZEPHYR, "qwen25": QWEN25, "mistral": MISTRAL,
+# Reasoning models' style (Qwen3-like: the last user query found by a reversed
+# loop, <think> split out of the content) and DeepSeek-like (namespace flags, tool calls).
+REASONING = """{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}
+{%- for message in messages[::-1] %}
+    {%- set index = (messages|length - 1) - loop.index0 %}
+    {%- if ns.multi_step_tool and message.role == "user" and message.content is string and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
+        {%- set ns.multi_step_tool = false %}
+        {%- set ns.last_query_index = index %}
+    {%- endif %}
+{%- endfor %}
+{%- for message in messages %}
+    {%- set content = message.content if message.content is string else '' %}
+    {%- if message.role == "assistant" %}
+        {%- set reasoning = '' %}
+        {%- if message.reasoning_content is string %}
+            {%- set reasoning = message.reasoning_content %}
+        {%- elif '</think>' in content %}
+            {%- set reasoning = content.split('</think>')[0].rstrip('\\n').split('<think>')[-1].lstrip('\\n') %}
+            {%- set content = content.split('</think>')[-1].lstrip('\\n') %}
+        {%- endif %}
+        {%- if loop.index0 > ns.last_query_index and reasoning %}
+            {{- '<|im_start|>assistant\\n<think>\\n' + reasoning.strip('\\n') + '\\n</think>\\n\\n' + content.lstrip('\\n') }}
+        {%- else %}
+            {{- '<|im_start|>assistant\\n' + content }}
+        {%- endif %}
+        {{- '<|im_end|>\\n' }}
+    {%- else %}
+        {{- '<|im_start|>' + message.role + '\\n' + content + '<|im_end|>\\n' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\\n' }}
+    {%- if enable_thinking is defined and enable_thinking is false %}
+        {{- '<think>\\n\\n</think>\\n\\n' }}
+    {%- endif %}
+{%- endif %}"""
+
+DEEPSEEK = """{% if not add_generation_prompt is defined %}{% set add_generation_prompt = false %}{% endif %}{% set ns = namespace(is_first=false, is_tool=false, system_prompt='') %}{%- for message in messages %}{%- if message['role'] == 'system' %}{% set ns.system_prompt = message['content'] %}{%- endif %}{%- endfor %}{{ bos_token }}{{ ns.system_prompt }}{%- for message in messages %}{%- if message['role'] == 'user' %}{%- set ns.is_tool = false -%}{{'<｜User｜>' + message['content']}}{%- endif %}{%- if message['role'] == 'assistant' and message['content'] is none %}{%- set ns.is_tool = false -%}{%- for tool in message['tool_calls']%}{%- if not ns.is_first %}{{'<｜Assistant｜><｜tool▁calls▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\\n' + '```json' + '\\n' + tool['function']['arguments'] | tojson + '\\n' + '```' + '<｜tool▁call▁end｜>'}}{%- set ns.is_first = true -%}{%- else %}{{'\\n' + '<｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\\n' + '```json' + '\\n' + tool['function']['arguments'] | tojson + '\\n' + '```' + '<｜tool▁call▁end｜>'}}{{'<｜tool▁calls▁end｜><｜end▁of▁sentence｜>'}}{%- endif %}{%- endfor %}{%- endif %}{%- if message['role'] == 'assistant' and message['content'] is not none %}{%- if ns.is_tool %}{{'<｜tool▁outputs▁end｜>' + message['content'] + '<｜end▁of▁sentence｜>'}}{%- set ns.is_tool = false -%}{%- else %}{% set content = message['content'] %}{% if '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}{{'<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>'}}{%- endif %}{%- endif %}{%- if message['role'] == 'tool' %}{%- set ns.is_tool = true -%}{%- if ns.is_output_first %}{{'<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>' + message['content'] + '<｜tool▁output▁end｜>'}}{%- set ns.is_output_first = false %}{%- else %}{{'\\n<｜tool▁output▁begin｜>' + message['content'] + '<｜tool▁output▁end｜>'}}{%- endif %}{%- endif %}{%- endfor -%}{% if ns.is_tool %}{{'<｜tool▁outputs▁end｜>'}}{% endif %}{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜><think>\\n'}}{% endif %}"""
+
+FAMILIES = {"reasoning": REASONING, "deepseek": DEEPSEEK, "llama2": LLAMA2, "llama3": LLAMA3, "zephyr": ZEPHYR, "qwen25": QWEN25, "mistral": MISTRAL,
             "gemma": GEMMA, "phi3": PHI3, "chatml": CHATML, "macro_parts": MACRO_PARTS}
 
 WEATHER_TOOL = {"type": "function", "function": {
@@ -266,7 +305,14 @@ def conversations():
         {"type": "function", "function": {"name": "get_weather", "arguments": {"location": "東京"}}},
         {"type": "function", "function": {"name": "get_time", "arguments": {}}}]}
     tool = lambda t: {"role": "tool", "content": t}  # noqa: E731
+    think = [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "<think>\nhmm\n</think>\n\nA1"},
+             {"role": "user", "content": "q2"}, {"role": "assistant", "content": "x", "reasoning_content": "r2"}]
+    call_none = [{"role": "user", "content": "w?"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}}, {"type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+        {"role": "tool", "content": "r"}, {"role": "assistant", "content": "done"}]
     return {
+        "think": think,
+        "call_none": call_none,
         "one_user": [u("Hello!")],
         "system_user": [s("You are terse."), u("What is 2+2?")],
         "multi_turn": [u("Hi"), a("Hello, how can I help?"), u("Tell me a joke."), a("Why did the chicken..."), u("Another")],

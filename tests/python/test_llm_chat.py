@@ -45,8 +45,23 @@ def reference_env():
 ENV = reference_env()
 
 
+def transformers_messages(messages):
+    # What apply_chat_template does to the messages before rendering (oc-chat-template does it too):
+    # keys with None values dropped, reasoning copied to "thinking" and "reasoning_content".
+    out = []
+    for m in messages:
+        m = {k: v for k, v in m.items() if v is not None}
+        r = next((m[k] for k in ("reasoning_content", "thinking", "reasoning") if m.get(k) is not None), None)
+        if r is not None:
+            m = {"thinking": r, **m, "reasoning_content": r}
+        out.append(m)
+    return out
+
+
 def jinja_render(template, context):
     """(text, None) or (None, error message)."""
+    if "messages" in context:
+        context = dict(context, messages=transformers_messages(context["messages"]))
     try:
         return ENV.from_string(template).render(**context), None
     except Exception as e:  # noqa: BLE001 (TypeError and others count as errors too)

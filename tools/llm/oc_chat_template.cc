@@ -1,7 +1,8 @@
 // oc-chat-template: renders a tokenizer_config.json's chat template over a
 // JSON context read from stdin, as transformers' apply_chat_template(...,
 // tokenize=False) does. The config's bos_token, eos_token, unk_token and
-// pad_token are passed unless the context sets them. Errors: exit 1.
+// pad_token are passed unless the context sets them; messages are normalized
+// as transformers does (NormalizeChatMessages). Errors: exit 1.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     if (v.is_string()) ctx[tok] = v;
     else if (v.is_object() && v.contains("content") && v["content"].is_string()) ctx[tok] = v["content"];
   }
+  if (auto st = oc::llm::NormalizeChatMessages(&ctx); !st.ok()) return Fail("stdin: " + st.message());
   auto out = tmpl->Render(ctx);
   if (!out.ok()) return Fail(out.status().message());
   std::fwrite(out->data(), 1, out->size(), stdout);

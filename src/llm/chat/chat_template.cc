@@ -21,6 +21,32 @@ Expected<std::string> ChatTemplate::Render(const nlohmann::json& context) const 
   return Render(nlohmann::ordered_json::parse(context.dump()));
 }
 
+Status NormalizeChatMessages(nlohmann::ordered_json* context) {
+  auto it = context->find("messages");
+  if (it == context->end()) return Status::Ok();
+  if (!it->is_array()) return InvalidArgument("messages must be a list, got ", it->type_name());
+  for (size_t i = 0; i < it->size(); ++i) {
+    auto& m = (*it)[i];
+    if (!m.is_object()) return InvalidArgument("messages[", i, "] must be an object, got ", m.type_name());
+    nlohmann::ordered_json kept = nlohmann::ordered_json::object();
+    for (auto f = m.begin(); f != m.end(); ++f)
+      if (!f->is_null()) kept[f.key()] = f.value();
+    const nlohmann::ordered_json* reasoning = nullptr;
+    for (const char* k : {"reasoning_content", "thinking", "reasoning"})
+      if (kept.contains(k)) { reasoning = &kept[k]; break; }
+    if (reasoning) {
+      // {"thinking": r, **message, "reasoning_content": r}: thinking first unless present.
+      nlohmann::ordered_json r = *reasoning, out = nlohmann::ordered_json::object();
+      out["thinking"] = r;
+      for (auto f = kept.begin(); f != kept.end(); ++f) out[f.key()] = f.value();
+      out["reasoning_content"] = r;
+      kept = std::move(out);
+    }
+    m = std::move(kept);
+  }
+  return Status::Ok();
+}
+
 Expected<std::string> ChatTemplateFromConfig(std::string_view config_json, std::string_view name,
                                              const std::string& file) {
   nlohmann::ordered_json cfg = nlohmann::ordered_json::parse(config_json, nullptr, /*allow_exceptions=*/false);

@@ -40,6 +40,13 @@ class ChatTemplate {
   std::shared_ptr<const std::vector<std::unique_ptr<chat::Node>>> body_;
 };
 
+// What transformers' apply_chat_template does to `context["messages"]` before
+// rendering: drops each message's keys whose value is null (OpenAI-style
+// `"content": null` next to tool_calls), and copies a message's reasoning
+// (the first non-null of reasoning_content, thinking, reasoning) to
+// "thinking" and "reasoning_content". Messages that are not objects are an error.
+Status NormalizeChatMessages(nlohmann::ordered_json* context);
+
 // The chat template of a tokenizer_config.json's text: `chat_template` as a
 // string, or as a list of {"name", "template"}; `name` picks one of the list
 // (empty: "default"; a string-form template answers to "default" too).
