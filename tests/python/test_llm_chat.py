@@ -267,3 +267,25 @@ def test_whitespace_control_matches_jinja2(tool, tmp_path):
         check(tmp_path, template, {"messages": []}, f"whitespace {template!r}")
         n += 1
     assert n == 120
+
+
+def test_mutated_templates_fail_cleanly_or_render(tool, tmp_path):
+    # Random cuts, duplications and byte flips of the family templates: each
+    # must render or fail with a message (exit 0 or 1), never crash or hang.
+    import random
+    rng = random.Random(7)
+    ctx = {"messages": cases.conversations()["tool_call"], "add_generation_prompt": True,
+           "tools": [cases.WEATHER_TOOL]}
+    sources = list(cases.FAMILIES.values())
+    for i in range(150):
+        t = rng.choice(sources)
+        a, b = sorted(rng.randrange(len(t) + 1) for _ in range(2))
+        kind = i % 3
+        if kind == 0:
+            t = t[:a] + t[b:]
+        elif kind == 1:
+            t = t[:b] + t[a:b] + t[b:]
+        else:
+            t = t[:a] + rng.choice("{}%#-+()[]'\"|.~=\n\\") + t[a + 1:]
+        r = oc_render(tmp_path, t, ctx)  # asserts exit 0 or 1
+        assert r.returncode == 0 or r.stderr.startswith(b"oc-chat-template: "), (t[:200], r.stderr[:300])
