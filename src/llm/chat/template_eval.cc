@@ -234,7 +234,7 @@ class Evaluator {
     explicit DepthGuard(int* depth) : d(depth) { ++*d; }
     ~DepthGuard() { --*d; }
   };
-  static constexpr int kMaxRecursion = 2000;
+  static constexpr int kMaxRecursion = 1000;
   Status Deep(int line) const {
     if (recursion_ > kMaxRecursion)
       return ResourceExhausted("chat template line ", line, ": evaluation nested past ", kMaxRecursion,
