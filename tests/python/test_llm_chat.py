@@ -73,7 +73,7 @@ def jinja_render(template, context):
 @pytest.fixture(scope="module")
 def tool():
     if not os.path.exists(TOOL):
-        pytest.skip(f"{TOOL} is not built")
+        pytest.fail(f"{TOOL} is missing: build the project (make build)")
     return TOOL
 
 

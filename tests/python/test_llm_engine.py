@@ -19,7 +19,11 @@ from oc_harness import BUILD_DIR  # noqa: E402
 from test_llm_model import VOCAB, build, reference  # noqa: E402
 
 TOOL = os.path.join(BUILD_DIR, "oc-llm-batch")
-pytestmark = pytest.mark.skipif(not os.path.exists(TOOL), reason="oc-llm-batch not built")
+
+@pytest.fixture(autouse=True, scope="module")
+def _tool_built():
+    if not os.path.exists(TOOL):
+        pytest.fail(f"{TOOL} is missing: build the project (make build)")
 
 # Eight prompts of 1..23 tokens arriving at steps 0..9.
 PROMPTS = [[(i * 37 + 11 * r + 5) % VOCAB for i in range(n)] for r, n in enumerate([5, 23, 1, 12, 8, 17, 3, 20])]

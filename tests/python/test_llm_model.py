@@ -29,7 +29,11 @@ PROMPT = [3, 17, 29, 101, 7, 64, 250, 11]
 BATCH = [[5, 9, 13], [3, 17, 29, 101, 7, 64, 250, 11, 40, 2, 77, 31, 8, 19, 60, 4, 23, 88, 6, 5], [42]]
 VOCAB = 512
 
-pytestmark = pytest.mark.skipif(not os.path.exists(TOOL), reason="oc-llm-generate not built")
+
+@pytest.fixture(autouse=True, scope="module")
+def _tool_built():
+    if not os.path.exists(TOOL):
+        pytest.fail(f"{TOOL} is missing: build the project (make build)")
 
 
 def _llama_family(cls_cfg, cls_model, **kw):

@@ -32,7 +32,7 @@ def oc_tokenize(path, command, lines, *flags, check=True):
 @pytest.fixture(scope="module")
 def corpus():
     if not os.path.exists(TOOL):
-        pytest.skip(f"{TOOL} is not built")
+        pytest.fail(f"{TOOL} is missing: build the project (make build)")
     return cases.corpus_texts()
 
 
