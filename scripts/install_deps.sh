@@ -6,13 +6,15 @@ set -euo pipefail
 APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffers-compiler
           libflatbuffers-dev libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pip
           nlohmann-json3-dev chromium libgloo-dev iproute2 libopenmpi-dev openmpi-bin ccache
-          libturbojpeg0-dev libspng-dev libpcre2-dev libicu-dev)  # libpcre2-dev, libicu-dev: the LLM tokenizer's regexes and Unicode normalization (docs/llm.md); libturbojpeg0-dev, libspng-dev: the DVPP JPEG and PNG codecs (docs/dvpp.md); nlohmann-json3-dev: atc --fusion_switch_file, HCCL rank tables; chromium: tests/python/test_msprof.py renders the profiling report headless; libgloo-dev: libhccl's transport; iproute2: the multi-host HCCL tests (network namespaces); OpenMPI: hccl_test runs under mpirun; ccache: rebuilds in a fresh clone (CI builds four trees) come from the cache
+          libturbojpeg0-dev libspng-dev libpcre2-dev libicu-dev libcpp-httplib-dev)  # libcpp-httplib-dev: the LLM server's HTTP (docs/llm.md, "Server"); libpcre2-dev, libicu-dev: the LLM tokenizer's regexes and Unicode normalization (docs/llm.md); libturbojpeg0-dev, libspng-dev: the DVPP JPEG and PNG codecs (docs/dvpp.md); nlohmann-json3-dev: atc --fusion_switch_file, HCCL rank tables; chromium: tests/python/test_msprof.py renders the profiling report headless; libgloo-dev: libhccl's transport; iproute2: the multi-host HCCL tests (network namespaces); OpenMPI: hccl_test runs under mpirun; ccache: rebuilds in a fresh clone (CI builds four trees) come from the cache
 # magika: a 3 MB ONNX model with trained weights inside its wheel (16 MB; needs only
 # click + onnxruntime), the real-weights check of tests/python/test_real_models.py
 # opencv-python-headless: the independent resize reference of tests/python/test_dvpp.py
 # tokenizers: Hugging Face's tokenizer library, the reference of tests/python/test_llm_tokenizer.py
 # torch: the reference of the training tests (tests/python/test_mindspore_torch.py) and bench/train_bench.py's peer
-PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless torch transformers tokenizers)
+# openai, schemathesis: the LLM server's client and API fuzzer in tests/python/test_llm_server.py
+PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless torch transformers tokenizers
+         openai schemathesis)
 
 # `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
 # make test never needs it.

@@ -66,8 +66,9 @@ ALLOWED = {
     # (the Matmul API's cube unit runs on src/ops/cpu/gemm/, linked in from oc_core).
     "ascendc": {"base", "ops"},
     # LLM serving: models over a paged KV cache on the core's GEMM and
-    # attention row kernels; no graph, no runtime.
-    "llm": {"base", "ops"},
+    # attention row kernels; no graph, no runtime. The server (src/llm/server/)
+    # turns text into ids with the tokenizer.
+    "llm": {"base", "ops", "llm_tokenizer"},
     # The LLM stack's tokenizer: text <-> ids over Status alone (PCRE2, ICU, nlohmann-json outside).
     "llm_tokenizer": {"base"},
     "tools": {"base", "graph", "ops", "device", "executor", "passes", "om", "parser", "runtime", "dvpp", "acl",

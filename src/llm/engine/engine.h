@@ -42,6 +42,7 @@ struct StepOutput {
   std::vector<TokenLogprob> logprobs;  // one per new token when asked
   bool finished = false;
   std::string finish_reason;           // "stop", "length", "abort" when finished
+  int32_t index = 0;                   // the choice (0..n-1)
 };
 
 struct EngineStats {
@@ -50,6 +51,7 @@ struct EngineStats {
   int64_t preemptions = 0, steps = 0;
   int64_t max_concurrency = 0;  // sequences of max_model_len the cache holds at once
   int64_t max_model_len = 0, block_size = 0;
+  int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;  // prompt tokens looked up / found cached
 };
 
 struct RequestOutput {
