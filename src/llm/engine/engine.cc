@@ -192,7 +192,6 @@ Expected<std::vector<RequestOutput>> Engine::Generate(const std::vector<std::vec
   std::unordered_map<std::string, size_t> slot;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const std::string id = std::to_string(i);
-    if (sched_->Has(id)) return InvalidArgument("Generate: request id '", id, "' is already in use");
     OC_RETURN_IF_ERROR(AddRequest(id, prompts[i], params));
     slot[id] = i * n;
     for (size_t c = 0; c < n; ++c) {
