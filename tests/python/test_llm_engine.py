@@ -1,7 +1,9 @@
 """The LLM engine of src/llm/engine/ (through build/oc-llm-batch): continuous
-batching, chunked prefill, preemption and sampling, against independent
-references: transformers' greedy generate for the tokens and log
-probabilities, each request's solo run for batching invariance, and a numpy
+batching, chunked prefill, preemption, prefix caching, n > 1 and sampling,
+against independent references: transformers' greedy generate for the tokens
+and log probabilities, each request's solo run for batching invariance, the
+same requests with prefix caching off, a Python model of the prefix cache for
+the hit counts, separate n = 1 requests for the choices of n > 1, and a numpy
 implementation of the documented sampling rules (docs/llm.md, "Engine") for
 the distributions.
 """
@@ -137,6 +139,125 @@ def test_top_k_1_is_greedy(llama, solo, tmp_path):
     assert [o["output_ids"] for o in out] == [s["output_ids"] for s in solo_out]
 
 
+# ---- Prefix caching -----------------------------------------------------------------
+
+SYSTEM = [(i * 53 + 7) % VOCAB for i in range(37)]  # a 37-token prefix shared by most requests
+SHARED = [SYSTEM + [(r * 29 + 3 * i + 1) % VOCAB for i in range(n)] for r, n in enumerate([0, 5, 9, 3, 5, 1, 7, 2])]
+SHARED[4] = list(SHARED[1])           # the same prompt twice
+SHARED[7] = SYSTEM[:20] + [9, 9, 9]   # diverges inside the prefix's sixth block
+SHARED_ARRIVALS = [0, 0, 1, 3, 3, 6, 8, 12]
+
+
+def shared_requests(prompts=SHARED, arrivals=SHARED_ARRIVALS):
+    return [dict(prompt_ids=p, arrival_step=a, temperature=0, max_tokens=NEW, ignore_eos=True, logprobs=1)
+            for p, a in zip(prompts, arrivals)]
+
+
+@pytest.fixture(scope="module")
+def shared_refs(llama):
+    model, _ = llama
+    return [reference(model, p, NEW)[0] for p in SHARED]
+
+
+def test_prefix_caching_gives_the_tokens_of_no_caching_and_transformers(llama, shared_refs, tmp_path):
+    _, d = llama
+    off, st_off = run(d, shared_requests(), tmp_path, "--no-enable-prefix-caching", "--block-size", 4)
+    on, st_on = run(d, shared_requests(), tmp_path, "--enable-prefix-caching", "--block-size", 4)
+    default, st_default = run(d, shared_requests(), tmp_path, "--block-size", 4)
+    # Under a 17-block budget with chunked prefill: preempts, and evicts cached blocks.
+    tight, st_tight = run(d, shared_requests(), tmp_path, "--block-size", 4, "--max-model-len", 64,
+                          "--kv-cache-bytes", 17 * 2048, "--max-num-batched-tokens", 9)
+    for i, ref in enumerate(shared_refs):
+        assert off[i]["output_ids"] == ref, f"request {i}"
+        for got in (on, default, tight):
+            assert got[i]["output_ids"] == ref, f"request {i}"
+            np.testing.assert_allclose(got[i]["logprobs"], off[i]["logprobs"], atol=1e-5)
+    assert st_off["prefix_cache_queries"] == 0 and st_off["prefix_cache_hits"] == 0
+    assert st_off["kv_blocks_evictable"] == 0
+    assert st_on == st_default and st_on["prefix_caching"] is True
+    assert st_on["prefix_cache_hits"] > 0 and st_tight["prefix_cache_hits"] > 0
+    assert st_tight["preemptions"] > 0 and st_tight["prefix_cache_evictions"] > 0, st_tight
+    for st in (st_off, st_on, st_tight):
+        assert st["kv_blocks_used"] == 0 and st["running"] == 0 and st["waiting"] == 0
+    assert st_on["kv_blocks_evictable"] > 0  # the cached blocks outlive the requests, not counted as used
+
+
+def expected_hits(prompts, outputs, bs):
+    """The prefix cache's hits (in tokens) when each request runs after the previous one finished: the
+    full blocks of every earlier request's computed tokens (prompt and output but the last token) are
+    cached; a prompt reuses its longest run of leading full blocks among them, at most (len - 1) // bs."""
+    cached, hits = set(), []
+    for p, out in zip(prompts, outputs):
+        k = 0
+        while k < (len(p) - 1) // bs and tuple(p[:(k + 1) * bs]) in cached:
+            k += 1
+        hits.append(k * bs)
+        seq = p + out[:-1]
+        cached |= {tuple(seq[:j * bs]) for j in range(1, len(seq) // bs + 1)}
+    return hits
+
+
+@pytest.mark.parametrize("bs", [4, 16])
+def test_prefix_cache_hits_count_the_reused_tokens(bs, llama, shared_refs, tmp_path):
+    _, d = llama
+    # A prompt that continues request 1 with its first 6 generated tokens: the
+    # cached blocks holding generated tokens are found too.
+    prompts = SHARED + [SHARED[1] + shared_refs[1][:6] + [5]]
+    # Each request arrives after the previous one finished (NEW steps each).
+    reqs = shared_requests(prompts, [k * (NEW + 1) for k in range(len(prompts))])
+    out, st = run(d, reqs, tmp_path, "--block-size", bs)
+    outputs = [o["output_ids"] for o in out]
+    assert outputs[:len(SHARED)] == shared_refs
+    hits = expected_hits(prompts, outputs, bs)
+    assert st["prefix_cache_queries"] == sum(len(p) for p in prompts)
+    assert st["prefix_cache_hits"] == sum(hits), hits
+    assert hits[-1] > len(SHARED[1]) // bs * bs or bs == 16  # with blocks of 4: blocks of generated tokens
+    assert hits[4] == (len(SHARED[4]) - 1) // bs * bs  # the repeated prompt: all but the last token's block
+    assert st["kv_blocks_used"] == 0
+
+
+# ---- n > 1 --------------------------------------------------------------------------
+
+def test_n_choices_are_reproducible_and_equal_their_derived_seeds_run_alone(llama, tmp_path):
+    _, d = llama
+    kinds = [dict(temperature=1.0), dict(temperature=0.9, top_p=0.9), dict(temperature=1.3, top_k=20),
+             dict(temperature=1.0, repetition_penalty=1.3, presence_penalty=0.5)]
+    reqs = [dict(prompt_ids=p, arrival_step=a, max_tokens=NEW, ignore_eos=True, seed=300 + 10 * i, n=4,
+                 logprobs=1, **kinds[i]) for i, (p, a) in enumerate(zip(PROMPTS[:4], ARRIVALS[:4]))]
+    out, st = run(d, reqs, tmp_path)
+    again, _ = run(d, reqs, tmp_path)
+    assert [(o["id"], o["index"]) for o in out] == [(str(i), c) for i in range(4) for c in range(4)]
+    assert [o["output_ids"] for o in out] == [o["output_ids"] for o in again]
+    assert st["cow_copies"] > 0 and st["kv_blocks_used"] == 0
+    # Choice c of a request seeded s is the n = 1 request seeded s + c.
+    singles = [dict(r, n=1, seed=r["seed"] + c, id=f"{i}.{c}") for i, r in enumerate(reqs) for c in range(4)]
+    alone, _ = run(d, singles, tmp_path, "--no-enable-prefix-caching")
+    squeezed, st_sq = run(d, reqs, tmp_path, "--block-size", 4, "--max-model-len", 64, "--kv-cache-bytes", 17 * 2048,
+                          "--max-num-batched-tokens", 7)
+    assert st_sq["preemptions"] > 0
+    for o, a, q in zip(out, alone, squeezed):
+        assert o["output_ids"] == a["output_ids"] == q["output_ids"], (o["id"], o["index"])
+        np.testing.assert_allclose(o["logprobs"], a["logprobs"], atol=1e-5)
+        np.testing.assert_allclose(q["logprobs"], a["logprobs"], atol=1e-5)
+    for i in range(4):  # the choices of one request differ
+        assert len({tuple(o["output_ids"]) for o in out[4 * i:4 * i + 4]}) > 1
+    # Choice 0 is the n = 1 request with the same seed.
+    first = [dict(r, n=1) for r in reqs]
+    one, _ = run(d, first, tmp_path)
+    assert [o["output_ids"] for o in one] == [o["output_ids"] for o in out[::4]]
+
+
+def test_greedy_n_2_gives_two_identical_choices(llama, solo, tmp_path):
+    _, d = llama
+    solo_out, refs = solo
+    out, st = run(d, greedy_requests(n=2), tmp_path, "--block-size", 4)
+    assert len(out) == 2 * len(PROMPTS)
+    for i, (ref_ids, _) in enumerate(refs):
+        assert out[2 * i]["output_ids"] == out[2 * i + 1]["output_ids"] == ref_ids, f"request {i}"
+        assert [out[2 * i]["index"], out[2 * i + 1]["index"]] == [0, 1]
+    assert st["cow_copies"] > 0 and st["kv_blocks_used"] == 0
+
+
 # ---- The sampling rules against numpy ------------------------------------------------
 
 def numpy_rules(logits, p, prompt, output, eos):
@@ -269,7 +390,8 @@ def test_max_tokens_min_tokens_eos_stop_ids_and_ignore_eos(llama, solo, tmp_path
     (dict(logit_bias={"-3": 1.0}), "logit_bias names token -3, expected 0..511"),
     (dict(min_tokens=20, max_tokens=4), "min_tokens 20 is invalid (expected 0..max_tokens 4)"),
     (dict(temperature=-1), "temperature -1 is invalid"),
-    (dict(n=2), "n = 2 is not supported"),
+    (dict(n=0), "n 0 is invalid (expected 1..128)"),
+    (dict(n=129), "n 129 is invalid (expected 1..128)"),
     (dict(top_k=-5), "top_k -5 is invalid"),
     (dict(prompt_ids=[]), "the prompt is empty"),
     (dict(best_of=2), 'unknown field "best_of"'),

@@ -497,3 +497,51 @@ def test_help_and_flag_errors(model_dir):
         assert "KV cache of" in "".join(s.log) and "at most" in "".join(s.log)
     finally:
         s.stop()
+
+
+def test_parallel_sampling_n(server, hf):
+    model, tok = hf
+    ids = tok(PROMPTS[1])["input_ids"]
+    ref = tok.decode(greedy(model, ids, 12)[0], skip_special_tokens=True)
+    status, r = server.post("/v1/completions", {"prompt": PROMPTS[1], "n": 2, "max_tokens": 12, "temperature": 0,
+                                                "ignore_eos": True})
+    assert status == 200, r
+    assert [c["index"] for c in r["choices"]] == [0, 1] and all(c["text"] == ref for c in r["choices"])
+    assert r["usage"]["completion_tokens"] == 24
+    body = {"prompt": [PROMPTS[0], PROMPTS[2]], "n": 3, "max_tokens": 16, "temperature": 1.0, "seed": 11,
+            "ignore_eos": True}
+    a = server.post("/v1/completions", body)[1]
+    b = server.post("/v1/completions", body)[1]
+    texts = [c["text"] for c in a["choices"]]
+    assert [c["index"] for c in a["choices"]] == list(range(6)) and texts == [c["text"] for c in b["choices"]]
+    assert len(set(texts[:3])) > 1  # choices of one prompt draw differently
+    # Choice 0 of a seeded request is the n = 1 request with that seed.
+    one = server.post("/v1/completions", {**body, "prompt": PROMPTS[0], "n": 1})[1]["choices"][0]["text"]
+    assert one == texts[0]
+    ev = server.stream("/v1/completions", {**body, "stream": True})
+    joined = {}
+    for e in ev[:-1]:
+        for c in e["choices"]:
+            joined[c["index"]] = joined.get(c["index"], "") + c["text"]
+    assert [joined[i] for i in range(6)] == texts
+    status, r = server.post("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "n": 2,
+                                                     "max_tokens": 5, "temperature": 0})
+    assert [c["index"] for c in r["choices"]] == [0, 1]
+    assert r["choices"][0]["message"]["content"] == r["choices"][1]["message"]["content"]
+
+
+def test_prefix_cache_hits_in_metrics(server, hf):
+    model, tok = hf
+    prompt = " ".join(" ".join(docstrings()[3:6]).split()[:80])  # over two 16-token blocks
+    ids = tok(prompt)["input_ids"]
+    assert len(ids) > 40
+    ref = tok.decode(greedy(model, ids, 8)[0], skip_special_tokens=True)
+    before = server.metrics()
+    texts = [server.post("/v1/completions", {"prompt": prompt, "max_tokens": 8, "temperature": 0,
+                                             "ignore_eos": True})[1]["choices"][0]["text"] for _ in range(2)]
+    after = server.metrics()
+    assert texts == [ref, ref]
+    hits = metric(after, "vllm:prefix_cache_hits_total") - metric(before, "vllm:prefix_cache_hits_total")
+    queries = metric(after, "vllm:prefix_cache_queries_total") - metric(before, "vllm:prefix_cache_queries_total")
+    assert queries == 2 * len(ids)
+    assert hits >= (len(ids) - 1) // 16 * 16  # the second request reuses the first's full blocks

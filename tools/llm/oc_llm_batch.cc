@@ -1,18 +1,20 @@
 // oc-llm-batch: offline batch generation through the LLM engine
 // (src/llm/engine/): continuous batching, chunked prefill, preemption,
-// per-request sampling.
+// prefix caching, per-request sampling with n choices.
 //
 //   oc-llm-batch --model DIR --requests FILE.json [--kv-cache-bytes N] [--max-num-seqs N]
 //                [--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N]
+//                [--enable-prefix-caching | --no-enable-prefix-caching]
 //   oc-llm-batch --sampling-probe FILE.json
 //
 // FILE.json is a list of requests: {"prompt_ids": [...], "arrival_step": 0, "id": "...",
 // and sampling fields: temperature, top_k, top_p, min_p, repetition_penalty,
 // presence_penalty, frequency_penalty, logit_bias {"id": bias}, stop_token_ids,
 // ignore_eos, max_tokens, min_tokens, seed, logprobs, n}. A request joins the
-// engine before step arrival_step. Prints one JSON line per request, in file
-// order: {"id", "output_ids", "finish_reason"[, "logprobs", "top_logprobs"]};
-// the engine's stats go to stderr as one JSON line.
+// engine before step arrival_step. Prints one JSON line per request and
+// choice, in file order and then choice order: {"id", "index", "output_ids",
+// "finish_reason"[, "logprobs", "top_logprobs"]}; the engine's stats go to
+// stderr as one JSON line.
 //
 // --sampling-probe (a debug entry point for the sampling rules, no model):
 // FILE.json is {"logits": [...], "params": {...}, "prompt_ids": [...],
@@ -189,9 +191,14 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       std::printf("usage: oc-llm-batch --model DIR --requests FILE.json [--kv-cache-bytes N] [--max-num-seqs N] "
-                  "[--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N]\n"
+                  "[--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N] "
+                  "[--enable-prefix-caching | --no-enable-prefix-caching]\n"
                   "       oc-llm-batch --sampling-probe FILE.json\n");
       return 0;
+    }
+    if (a == "--enable-prefix-caching" || a == "--no-enable-prefix-caching") {
+      cfg.enable_prefix_caching = a == "--enable-prefix-caching";
+      continue;
     }
     if (i + 1 >= argc) return Fail(a + " needs a value (or is unknown)");
     std::string v = argv[++i];
@@ -262,7 +269,7 @@ int main(int argc, char** argv) {
   if (!engine.ok()) return Fail(engine.status().ToString());
   oc::llm::Engine& e = **engine;
   std::map<std::string, size_t> index;
-  std::vector<json> results(reqs.size());
+  std::vector<std::vector<json>> results(reqs.size());  // per request, per choice
   size_t added = 0;
   for (int64_t step = 0; added < reqs.size() || e.HasUnfinished(); ++step) {
     for (size_t r = 0; r < reqs.size(); ++r) {
@@ -270,13 +277,17 @@ int main(int argc, char** argv) {
       Status st = e.AddRequest(reqs[r].id, reqs[r].prompt, reqs[r].params);
       if (!st.ok()) return Fail(requests_file + ": request " + std::to_string(r) + ": " + st.ToString());
       index[reqs[r].id] = r;
-      results[r] = {{"id", reqs[r].id}, {"output_ids", json::array()}};
+      for (int32_t c = 0; c < reqs[r].params.n; ++c)
+        results[r].push_back({{"id", reqs[r].id}, {"index", c}, {"output_ids", json::array()}});
       ++added;
     }
     auto outs = e.Step();
     if (!outs.ok()) return Fail(outs.status().ToString());
     for (const auto& o : *outs) {
-      json& res = results[index[o.id]];
+      std::vector<json>& choices = results[index[o.id]];
+      if (o.index < 0 || static_cast<size_t>(o.index) >= choices.size())
+        return Fail("request '" + o.id + "': the engine gave choice " + std::to_string(o.index));
+      json& res = choices[static_cast<size_t>(o.index)];
       for (int32_t t : o.new_tokens) res["output_ids"].push_back(t);
       for (const auto& lp : o.logprobs) {
         res["logprobs"].push_back(lp.logprob);
@@ -287,12 +298,16 @@ int main(int argc, char** argv) {
       if (o.finished) res["finish_reason"] = o.finish_reason;
     }
   }
-  for (const auto& r : results) std::cout << r.dump() << "\n";
+  for (const auto& r : results)
+    for (const auto& c : r) std::cout << c.dump() << "\n";
   const auto st = e.stats();
   std::cerr << json{{"kv_blocks_total", st.kv_blocks_total}, {"kv_blocks_used", st.kv_blocks_used},
-                    {"block_size", st.block_size}, {"max_model_len", st.max_model_len},
-                    {"max_concurrency", st.max_concurrency}, {"preemptions", st.preemptions},
-                    {"steps", st.steps}, {"running", st.running}, {"waiting", st.waiting}}
+                    {"kv_blocks_evictable", st.kv_blocks_evictable}, {"block_size", st.block_size},
+                    {"max_model_len", st.max_model_len}, {"max_concurrency", st.max_concurrency},
+                    {"preemptions", st.preemptions}, {"steps", st.steps}, {"running", st.running},
+                    {"waiting", st.waiting}, {"prefix_caching", cfg.enable_prefix_caching},
+                    {"prefix_cache_queries", st.prefix_cache_queries}, {"prefix_cache_hits", st.prefix_cache_hits},
+                    {"prefix_cache_evictions", st.prefix_cache_evictions}, {"cow_copies", st.cow_copies}}
                    .dump()
             << "\n";
   return 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <random>
+#include <unordered_map>
 
 #include <nlohmann/json.hpp>
 
@@ -51,7 +52,7 @@ Expected<std::unique_ptr<Engine>> Engine::Create(EngineConfig cfg) {
   if (blocks > INT32_MAX) return InvalidArgument("kv_cache_bytes ", cfg.kv_cache_bytes, " gives too many blocks");
   OC_ASSIGN_OR_RETURN(KvCache cache, KvCache::Create(e->model_->CacheShape(static_cast<int32_t>(blocks), cfg.block_size)));
   e->cache_ = std::make_unique<KvCache>(std::move(cache));
-  e->blocks_ = std::make_unique<BlockManager>(e->cache_.get());
+  e->blocks_ = std::make_unique<BlockManager>(e->cache_.get(), cfg.enable_prefix_caching);
   e->sched_ = std::make_unique<Scheduler>(SchedulerConfig{cfg.max_num_seqs, cfg.max_num_batched_tokens}, e->blocks_.get());
   e->eos_ = cfg.eos_token_ids.empty() ? ReadEos(cfg.model_dir) : cfg.eos_token_ids;
   e->cfg_ = std::move(cfg);
@@ -75,9 +76,17 @@ Status Engine::AddRequest(const std::string& id, std::vector<int32_t> prompt, co
   s->id = id;
   s->prompt = std::move(prompt);
   s->params = params;
-  s->rng.seed(params.seed ? *params.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
+  Seed(*s, 0);
   sched_->Add(std::move(s));
   return Status::Ok();
+}
+
+// Choice i of a request seeded s draws from an RNG seeded s + i (mod 2^64),
+// as vLLM V1 seeds its parallel-sampling children; unseeded, from std::random_device.
+void Engine::Seed(Sequence& s, int32_t choice) const {
+  const SamplingParams& p = s.params;
+  s.rng.seed(p.seed ? *p.seed + static_cast<uint64_t>(choice)
+                    : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}());
 }
 
 Status Engine::Abort(const std::string& id) { return sched_->Abort(id); }
@@ -85,7 +94,12 @@ Status Engine::Abort(const std::string& id) { return sched_->Abort(id); }
 Expected<std::vector<StepOutput>> Engine::Step() {
   std::vector<StepOutput> out;
   auto emit = [&](std::vector<std::unique_ptr<Sequence>>& done) {
-    for (auto& s : done) out.push_back({s->id, {}, {}, true, s->finish_reason});
+    for (auto& s : done) {
+      // An n > 1 request aborted before its prompt was done ends all n choices.
+      const int32_t choices = s->forked ? 1 : s->params.n;
+      for (int32_t c = 0; c < choices; ++c)
+        out.push_back({s->id, {}, {}, true, s->finish_reason, s->forked ? s->index : c});
+    }
   };
   OC_ASSIGN_OR_RETURN(auto aborted, sched_->TakeFinished());
   emit(aborted);
@@ -105,38 +119,51 @@ Expected<std::vector<StepOutput>> Engine::Step() {
   }
   logits_.resize(batch.size() * static_cast<size_t>(vocab));
   OC_RETURN_IF_ERROR(model_->Forward(steps, *cache_, logits_.data()));
-  sched_->Computed(batch);
+  OC_RETURN_IF_ERROR(sched_->Computed(batch));
   std::vector<float> row(static_cast<size_t>(vocab));
+  std::vector<Sequence*> choices;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!batch[i].samples()) continue;
-    Sequence& s = *batch[i].seq;
+    choices.assign(1, batch[i].seq);
+    // n > 1: the prompt is done; choices 1..n-1 share its blocks and sample from the same logits.
+    if (batch[i].seq->params.n > 1 && !batch[i].seq->forked) {
+      OC_ASSIGN_OR_RETURN(std::vector<Sequence*> kids, sched_->Fork(batch[i].seq));
+      for (Sequence* k : kids) {
+        Seed(*k, k->index);
+        choices.push_back(k);
+      }
+    }
     const float* raw = logits_.data() + i * static_cast<size_t>(vocab);
-    row.assign(raw, raw + vocab);
-    ApplyLogitRules(s.params, s.prompt, s.output, s.params.ignore_eos ? std::span<const int32_t>() : eos_, row);
-    const int32_t t = SampleToken(s.params, row, s.rng, scratch_);
-    s.output.push_back(t);
-    StepOutput o{s.id, {t}, {}, false, ""};
-    if (s.params.logprobs >= 0) {
-      s.logprobs.push_back(ComputeLogprobs({raw, static_cast<size_t>(vocab)}, t, s.params.logprobs));
-      o.logprobs.push_back(s.logprobs.back());
-    }
-    const bool eos = !s.params.ignore_eos && std::find(eos_.begin(), eos_.end(), t) != eos_.end();
-    const bool stop = std::find(s.params.stop_token_ids.begin(), s.params.stop_token_ids.end(), t) !=
-                      s.params.stop_token_ids.end();
-    if (eos || stop) {
-      s.finished = true;
-      s.finish_reason = "stop";
-    } else if (static_cast<int64_t>(s.output.size()) >= s.params.max_tokens || s.length() >= cfg_.max_model_len) {
-      s.finished = true;
-      s.finish_reason = "length";
-    }
-    o.finished = s.finished;
-    o.finish_reason = s.finish_reason;
-    out.push_back(std::move(o));
+    for (Sequence* c : choices) Sample(*c, {raw, static_cast<size_t>(vocab)}, row, out);
   }
   OC_ASSIGN_OR_RETURN(auto done, sched_->TakeFinished());
   (void)done;
   return out;
+}
+
+void Engine::Sample(Sequence& s, std::span<const float> raw, std::vector<float>& row, std::vector<StepOutput>& out) {
+  row.assign(raw.begin(), raw.end());
+  ApplyLogitRules(s.params, s.prompt, s.output, s.params.ignore_eos ? std::span<const int32_t>() : eos_, row);
+  const int32_t t = SampleToken(s.params, row, s.rng, scratch_);
+  s.output.push_back(t);
+  StepOutput o{s.id, {t}, {}, false, "", s.index};
+  if (s.params.logprobs >= 0) {
+    s.logprobs.push_back(ComputeLogprobs(raw, t, s.params.logprobs));
+    o.logprobs.push_back(s.logprobs.back());
+  }
+  const bool eos = !s.params.ignore_eos && std::find(eos_.begin(), eos_.end(), t) != eos_.end();
+  const bool stop = std::find(s.params.stop_token_ids.begin(), s.params.stop_token_ids.end(), t) !=
+                    s.params.stop_token_ids.end();
+  if (eos || stop) {
+    s.finished = true;
+    s.finish_reason = "stop";
+  } else if (static_cast<int64_t>(s.output.size()) >= s.params.max_tokens || s.length() >= cfg_.max_model_len) {
+    s.finished = true;
+    s.finish_reason = "length";
+  }
+  o.finished = s.finished;
+  o.finish_reason = s.finish_reason;
+  out.push_back(std::move(o));
 }
 
 EngineStats Engine::stats() const {
@@ -144,7 +171,12 @@ EngineStats Engine::stats() const {
   st.running = static_cast<int64_t>(sched_->num_running());
   st.waiting = static_cast<int64_t>(sched_->num_waiting());
   st.kv_blocks_total = blocks_->num_blocks();
-  st.kv_blocks_used = blocks_->num_blocks() - blocks_->num_free();
+  st.kv_blocks_used = blocks_->num_used();
+  st.kv_blocks_evictable = blocks_->num_evictable();
+  st.prefix_cache_queries = sched_->prefix_cache_queries();
+  st.prefix_cache_hits = sched_->prefix_cache_hits();
+  st.prefix_cache_evictions = cache_->allocator().num_evictions();
+  st.cow_copies = blocks_->num_copies();
   st.preemptions = sched_->num_preemptions();
   st.steps = steps_;
   st.max_model_len = cfg_.max_model_len;
@@ -155,20 +187,27 @@ EngineStats Engine::stats() const {
 
 Expected<std::vector<RequestOutput>> Engine::Generate(const std::vector<std::vector<int32_t>>& prompts,
                                                       const SamplingParams& params) {
-  std::vector<RequestOutput> res(prompts.size());
+  const size_t n = static_cast<size_t>(std::max<int32_t>(params.n, 1));
+  std::vector<RequestOutput> res(prompts.size() * n);
+  std::unordered_map<std::string, size_t> slot;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    res[i].id = std::to_string(i);
-    OC_RETURN_IF_ERROR(AddRequest(res[i].id, prompts[i], params));
+    const std::string id = std::to_string(i);
+    OC_RETURN_IF_ERROR(AddRequest(id, prompts[i], params));
+    slot[id] = i * n;
+    for (size_t c = 0; c < n; ++c) {
+      res[i * n + c].id = id;
+      res[i * n + c].index = static_cast<int32_t>(c);
+    }
   }
   while (HasUnfinished()) {
     OC_ASSIGN_OR_RETURN(std::vector<StepOutput> outs, Step());
     for (auto& o : outs) {
-      size_t i = 0;
-      while (i < res.size() && res[i].id != o.id) ++i;
-      if (i == res.size()) continue;  // a request added by someone else
-      res[i].tokens.insert(res[i].tokens.end(), o.new_tokens.begin(), o.new_tokens.end());
-      res[i].logprobs.insert(res[i].logprobs.end(), o.logprobs.begin(), o.logprobs.end());
-      if (o.finished) res[i].finish_reason = o.finish_reason;
+      auto it = slot.find(o.id);
+      if (it == slot.end() || o.index < 0 || static_cast<size_t>(o.index) >= n) continue;  // someone else's
+      RequestOutput& r = res[it->second + static_cast<size_t>(o.index)];
+      r.tokens.insert(r.tokens.end(), o.new_tokens.begin(), o.new_tokens.end());
+      r.logprobs.insert(r.logprobs.end(), o.logprobs.begin(), o.logprobs.end());
+      if (o.finished) r.finish_reason = o.finish_reason;
     }
   }
   return res;

@@ -5,7 +5,13 @@
 //   auto engine = Engine::Create(cfg);          // loads the model, sizes the KV cache
 //   engine->AddRequest("a", prompt_ids, params);
 //   while (engine->HasUnfinished())
-//     for (const StepOutput& o : *engine->Step()) ...   // new tokens per request
+//     for (const StepOutput& o : *engine->Step()) ...   // new tokens per (request, choice)
+//
+// A request with params.n > 1 runs its prompt once and then n choices
+// (index 0..n-1) that share the prompt's KV blocks; choice i of a request
+// seeded s draws from its own RNG seeded s + i (vLLM's derivation), so choice
+// 0 is exactly the n = 1 request. Outputs carry the choice index; a choice's
+// last output has finished set; the request is done when all n are.
 //
 // Not thread-safe: one caller drives it.
 #pragma once
@@ -33,6 +39,7 @@ struct EngineConfig {
   int64_t max_model_len = 0;       // 0: the model's max positions
   ThreadPool* pool = nullptr;      // null: ThreadPool::Global()
   std::vector<int32_t> eos_token_ids;  // empty: config.json's eos_token_id
+  bool enable_prefix_caching = true;   // reuse the KV of cached full blocks of earlier requests (vLLM's default)
 };
 
 // What one step produced for one request.
@@ -42,16 +49,21 @@ struct StepOutput {
   std::vector<TokenLogprob> logprobs;  // one per new token when asked
   bool finished = false;
   std::string finish_reason;           // "stop", "length", "abort" when finished
-  int32_t index = 0;                   // the choice (0..n-1)
+  int32_t index = 0;                   // the choice (0..n-1); finished is this choice's
 };
 
 struct EngineStats {
-  int64_t running = 0, waiting = 0;
-  int32_t kv_blocks_used = 0, kv_blocks_total = 0;
+  int64_t running = 0, waiting = 0;    // sequences (a request of n choices counts n once forked)
+  int32_t kv_blocks_used = 0, kv_blocks_total = 0;  // used: blocks some sequence holds
   int64_t preemptions = 0, steps = 0;
   int64_t max_concurrency = 0;  // sequences of max_model_len the cache holds at once
   int64_t max_model_len = 0, block_size = 0;
-  int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;  // prompt tokens looked up / found cached
+  // Prefix caching, in tokens as vLLM counts them: each admission of a
+  // waiting sequence queries its length and hits its cached prefix.
+  int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;
+  int32_t kv_blocks_evictable = 0;     // cached blocks nobody holds (not in kv_blocks_used)
+  int64_t prefix_cache_evictions = 0;  // cached blocks reused for other content
+  int64_t cow_copies = 0;              // blocks copied on write (n > 1)
 };
 
 struct RequestOutput {
@@ -59,6 +71,7 @@ struct RequestOutput {
   std::vector<int32_t> tokens;
   std::vector<TokenLogprob> logprobs;
   std::string finish_reason;
+  int32_t index = 0;  // the choice
 };
 
 class Engine {
@@ -70,17 +83,22 @@ class Engine {
   Status AddRequest(const std::string& id, std::vector<int32_t> prompt, const SamplingParams& params);
   Expected<std::vector<StepOutput>> Step();
   bool HasUnfinished() const { return sched_->num_running() + sched_->num_waiting() > 0; }
-  // The request ends with reason "abort" at the next Step; its blocks are freed there.
+  // The request (all its choices) ends with reason "abort" at the next Step;
+  // its blocks are freed there.
   Status Abort(const std::string& id);
   EngineStats stats() const;
   const Model& model() const { return *model_; }
 
-  // Runs prompts to completion (ids "0", "1", ...) and returns them in order.
+  // Runs prompts to completion (ids "0", "1", ...) and returns one output per
+  // (prompt, choice) in that order: prompt i's choice c is element i * n + c.
   Expected<std::vector<RequestOutput>> Generate(const std::vector<std::vector<int32_t>>& prompts,
                                                 const SamplingParams& params);
 
  private:
   Engine() = default;
+  void Seed(Sequence& s, int32_t choice) const;
+  // Samples one token for `s` from its raw logits row; appends its output.
+  void Sample(Sequence& s, std::span<const float> raw, std::vector<float>& row, std::vector<StepOutput>& out);
   EngineConfig cfg_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<KvCache> cache_;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include <unistd.h>
 
@@ -64,8 +65,10 @@ class EngineTest : public ::testing::Test {
     delete dir_;
     delete pool_;
   }
-  static std::unique_ptr<Engine> Make(int32_t max_seqs = 8, int64_t blocks = 64, int64_t max_len = 0) {
+  static std::unique_ptr<Engine> Make(int32_t max_seqs = 8, int64_t blocks = 64, int64_t max_len = 0,
+                                      bool prefix_caching = true) {
     EngineConfig cfg;
+    cfg.enable_prefix_caching = prefix_caching;
     cfg.model_dir = dir_->string();
     cfg.pool = pool_;
     cfg.block_size = 4;
@@ -140,8 +143,13 @@ TEST_F(EngineTest, BadRequestsAndConfigsAreRefused) {
   Status bad = e->AddRequest("b", {1, 40}, Greedy(2));
   EXPECT_NE(bad.message().find("prompt token 1 is 40, expected 0..39"), std::string::npos) << bad.ToString();
   SamplingParams p = Greedy(2);
-  p.n = 3;
-  EXPECT_EQ(e->AddRequest("c", {1}, p).code(), StatusCode::kNotSupported);
+  for (int32_t n : {0, -1, 129}) {
+    p.n = n;
+    Status st = e->AddRequest("c", {1}, p);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(st.message().find("n " + std::to_string(n) + " is invalid (expected 1..128)"), std::string::npos)
+        << st.ToString();
+  }
   EngineConfig cfg;
   cfg.model_dir = dir_->string();
   cfg.pool = pool_;
@@ -149,6 +157,117 @@ TEST_F(EngineTest, BadRequestsAndConfigsAreRefused) {
   auto too_long = Engine::Create(cfg);
   ASSERT_FALSE(too_long.ok());
   EXPECT_NE(too_long.status().message().find("max_model_len 65 is past the model's 64 positions"), std::string::npos);
+}
+
+std::vector<int32_t> SharedPrefix(int32_t r, size_t extra) {
+  std::vector<int32_t> p = {1, 5, 9, 13, 17, 21, 25, 29, 33, 37, 3};  // 11 tokens: two full blocks of 4 and 3
+  for (size_t i = 0; i < extra; ++i) p.push_back(static_cast<int32_t>((r * 7 + i * 3 + 4) % 40));
+  return p;
+}
+
+TEST_F(EngineTest, PrefixCachingGivesTheSameTokensAsWithoutAndCountsHitsInTokens) {
+  std::vector<std::vector<int32_t>> prompts;
+  for (int32_t r = 0; r < 5; ++r) prompts.push_back(SharedPrefix(r, static_cast<size_t>(r)));
+  auto off = Make(8, 64, 0, false);
+  auto ref = off->Generate(prompts, Greedy(6));
+  ASSERT_TRUE(ref.ok());
+  EXPECT_EQ(off->stats().prefix_cache_queries, 0);
+  EXPECT_EQ(off->stats().kv_blocks_evictable, 0);
+  // Prompts one after another through one engine: each finds the earlier ones' blocks.
+  auto on = Make(8, 64, 0, true);
+  int64_t queries = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    auto one = on->Generate({prompts[i]}, Greedy(6));
+    ASSERT_TRUE(one.ok()) << one.status().ToString();
+    EXPECT_EQ((*one)[0].tokens, (*ref)[i].tokens) << i;
+    queries += static_cast<int64_t>(prompts[i].size());
+  }
+  const EngineStats st = on->stats();
+  EXPECT_EQ(st.prefix_cache_queries, queries);
+  // Prompt 0 (11 tokens) finds nothing; prompts 1..4 (12..15 tokens) each find
+  // the shared two full blocks (8 tokens) at least.
+  EXPECT_GE(st.prefix_cache_hits, 4 * 8);
+  EXPECT_EQ(st.kv_blocks_used, 0);
+  EXPECT_GT(st.kv_blocks_evictable, 0);
+  // A batch of them at once, and under a budget that preempts and evicts, gives the same tokens.
+  auto tight = Make(8, 6, 24, true);
+  auto squeezed = tight->Generate(prompts, Greedy(6));
+  ASSERT_TRUE(squeezed.ok()) << squeezed.status().ToString();
+  for (size_t i = 0; i < prompts.size(); ++i) EXPECT_EQ((*squeezed)[i].tokens, (*ref)[i].tokens) << i;
+  EXPECT_GT(tight->stats().preemptions, 0);
+  EXPECT_GT(tight->stats().prefix_cache_evictions, 0);
+  EXPECT_EQ(tight->stats().kv_blocks_used, 0);
+}
+
+TEST_F(EngineTest, ParallelSamplingChoicesAreTheirSeedsNEqualsOneRuns) {
+  const std::vector<std::vector<int32_t>> prompts = {{1, 2, 3, 4, 5, 6}, {7, 8, 9}};
+  SamplingParams p;
+  p.temperature = 1.0;
+  p.max_tokens = 8;
+  p.ignore_eos = true;
+  p.seed = 41;
+  p.n = 4;
+  for (bool caching : {true, false}) {
+    auto e = Make(8, 64, 0, caching);
+    auto got = e->Generate(prompts, p);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->size(), 8u);
+    std::set<std::vector<int32_t>> distinct;
+    for (size_t i = 0; i < prompts.size(); ++i)
+      for (int32_t c = 0; c < 4; ++c) {
+        const RequestOutput& o = (*got)[i * 4 + static_cast<size_t>(c)];
+        EXPECT_EQ(o.id, std::to_string(i));
+        EXPECT_EQ(o.index, c);
+        EXPECT_EQ(o.tokens.size(), 8u);
+        EXPECT_EQ(o.finish_reason, "length");
+        SamplingParams one = p;
+        one.n = 1;
+        one.seed = 41 + static_cast<uint64_t>(c);
+        auto alone = Make(8, 64, 0, caching)->Generate({prompts[i]}, one);
+        ASSERT_TRUE(alone.ok());
+        EXPECT_EQ(o.tokens, (*alone)[0].tokens) << "prompt " << i << " choice " << c;
+        distinct.insert(o.tokens);
+      }
+    EXPECT_GT(distinct.size(), 4u);  // the choices differ
+    EXPECT_GT(e->stats().cow_copies, 0);  // both prompts end mid-block (blocks of 4)
+    EXPECT_EQ(e->stats().kv_blocks_used, 0);
+  }
+  // Greedy: n identical choices; under a tight budget (preemption of choices) the same.
+  auto greedy = Greedy(10);
+  greedy.n = 2;
+  auto g = Make(8, 6, 20)->Generate(prompts, greedy);
+  auto ref = Make()->Generate(prompts, Greedy(10));
+  ASSERT_TRUE(g.ok() && ref.ok());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EXPECT_EQ((*g)[2 * i].tokens, (*ref)[i].tokens);
+    EXPECT_EQ((*g)[2 * i + 1].tokens, (*ref)[i].tokens);
+  }
+}
+
+TEST_F(EngineTest, AbortEndsEveryChoiceBeforeAndAfterTheFork) {
+  auto e = Make(1);  // one sequence a step: "late" waits while "a" runs
+  SamplingParams p = Greedy(20);
+  p.n = 3;
+  ASSERT_TRUE(e->AddRequest("a", {1, 5, 7, 9, 11}, p).ok());
+  ASSERT_TRUE(e->AddRequest("late", {3, 4}, p).ok());
+  auto first = e->Step();  // a's prompt, forked: three tokens
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->size(), 3u);
+  for (int32_t c = 0; c < 3; ++c) EXPECT_EQ((*first)[static_cast<size_t>(c)].index, c);
+  EXPECT_EQ(e->stats().running, 3);
+  ASSERT_TRUE(e->Abort("a").ok());
+  ASSERT_TRUE(e->Abort("late").ok());  // not started: all three choices end
+  auto outs = e->Step();
+  ASSERT_TRUE(outs.ok());
+  std::set<std::pair<std::string, int32_t>> aborted;
+  for (const auto& o : *outs) {
+    EXPECT_TRUE(o.finished && o.finish_reason == "abort") << o.id << "/" << o.index;
+    aborted.insert({o.id, o.index});
+  }
+  EXPECT_EQ(aborted.size(), 6u);
+  EXPECT_FALSE(e->HasUnfinished());
+  EXPECT_EQ(e->stats().kv_blocks_used, 0);
+  EXPECT_EQ(e->Abort("a").code(), StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ Status ValidateSamplingParams(const SamplingParams& p, int64_t vocab) {
     return InvalidArgument("min_tokens ", p.min_tokens, " is invalid (expected 0..max_tokens ", p.max_tokens, ")");
   if (p.logprobs < -1 || p.logprobs > 20)
     return InvalidArgument("logprobs ", p.logprobs, " is invalid (expected 0..20, or none)");
-  if (p.n != 1) return NotSupported("n = ", p.n, " is not supported (only n = 1; parallel sampling is not implemented)");
+  if (p.n < 1 || p.n > kMaxChoices) return InvalidArgument("n ", p.n, " is invalid (expected 1..", kMaxChoices, ")");
   for (const auto& [t, b] : p.logit_bias) {
     if (t < 0 || t >= vocab) return InvalidArgument("logit_bias names token ", t, ", expected 0..", vocab - 1);
     if (!std::isfinite(b)) return InvalidArgument("logit_bias of token ", t, " is not finite");

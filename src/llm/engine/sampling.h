@@ -22,7 +22,8 @@
 //      by inverse CDF over the kept tokens in id order.
 // The RNG is per request (seeded by `seed`, else from std::random_device), and
 // a request draws exactly once per generated token, so a seeded request gives
-// the same tokens alone or in any batch, preempted or not.
+// the same tokens alone or in any batch, preempted or not. With n > 1 each
+// choice has its own RNG (engine.h says how it is seeded).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,8 @@
 #include "base/status.h"
 
 namespace oc::llm {
+
+inline constexpr int32_t kMaxChoices = 128;  // the most choices (n) a request may ask for, as the OpenAI API
 
 struct SamplingParams {
   double temperature = 1.0;   // 0: greedy
@@ -51,7 +54,7 @@ struct SamplingParams {
   int64_t min_tokens = 0;     // 0..max_tokens
   std::optional<uint64_t> seed;
   int32_t logprobs = -1;      // -1: none; 0: the chosen token's; k: and the top k
-  int32_t n = 1;              // only 1 is supported
+  int32_t n = 1;              // choices (parallel sampling), 1..kMaxChoices
 };
 
 // Checks every field; `vocab` bounds the token ids. Errors name the field and

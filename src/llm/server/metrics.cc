@@ -74,7 +74,7 @@ void Metrics::OnFinished(double e2e_s, double tpot_s, int64_t prompt_tokens, int
                          const std::string& reason) {
   std::lock_guard<std::mutex> l(mu_);
   e2e_.Observe(e2e_s);
-  if (generated > 1) tpot_.Observe(tpot_s);
+  if (tpot_s > 0) tpot_.Observe(tpot_s);
   prompt_tokens_ += prompt_tokens;
   generation_tokens_ += generated;
   ++finished_[reason];

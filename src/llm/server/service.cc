@@ -149,6 +149,7 @@ void LlmService::Loop() {
         a.channel = p.channel;
         a.arrival = a.last_token = p.arrival;
         a.prompt_tokens = prompt_tokens;
+        a.choices = p.params.n;
       }
       p.accepted.set_value(st);
     }
@@ -191,19 +192,23 @@ void LlmService::Deliver(std::vector<StepOutput>& outs) {
     auto it = active_.find(o.id);
     if (it == active_.end()) continue;
     Active& a = it->second;
-    for (size_t i = 0; i < o.new_tokens.size(); ++i) {
+    if (!o.new_tokens.empty()) {
       if (a.generated == 0) {
         metrics_.OnFirstToken(Seconds(now - a.arrival));
         a.first_token = now;
+        a.token_steps = 1;
+      } else if (now != a.last_token) {  // once per step (n choices give n tokens in one step)
+        metrics_.OnNextToken(Seconds(now - a.last_token));
+        ++a.token_steps;
       }
-      else metrics_.OnNextToken(Seconds(now - a.last_token));
-      ++a.generated;
+      a.generated += static_cast<int64_t>(o.new_tokens.size());
+      a.last_token = now;
     }
-    if (!o.new_tokens.empty()) a.last_token = now;
-    const bool finished = o.finished;
+    // A request of n choices ends when its n-th choice does.
+    const bool finished = o.finished && ++a.finished_choices == a.choices;
     if (finished) {
       const double e2e = Seconds(now - a.arrival);
-      const double tpot = a.generated > 1 ? Seconds(a.last_token - a.first_token) / static_cast<double>(a.generated - 1) : 0;
+      const double tpot = a.token_steps > 1 ? Seconds(a.last_token - a.first_token) / static_cast<double>(a.token_steps - 1) : 0;
       const std::string reason = !a.cancel_reason.empty() && o.finish_reason == "abort" ? a.cancel_reason : o.finish_reason;
       metrics_.OnFinished(e2e, tpot, a.prompt_tokens, a.generated, reason);
     }

@@ -93,7 +93,9 @@ class LlmService {
   struct Active {
     std::shared_ptr<RequestChannel> channel;
     std::chrono::steady_clock::time_point arrival, first_token, last_token;
-    int64_t prompt_tokens = 0, generated = 0;
+    int64_t prompt_tokens = 0, generated = 0;  // generated: over all choices
+    int32_t choices = 1, finished_choices = 0;
+    int64_t token_steps = 0;  // steps that gave this request tokens
     std::string cancel_reason;
   };
   void Loop();
