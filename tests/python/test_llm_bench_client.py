@@ -41,7 +41,7 @@ class Scripted:
 
     def __init__(self, ttft=0.2, itl=0.05, modes=("ok",), tokens_per_chunk=1, usage=True):
         self.ttft, self.itl, self.modes, self.per_chunk, self.usage = ttft, itl, modes, tokens_per_chunk, usage
-        self.arrivals, self.bodies, self.active, self.peak = [], [], 0, 0
+        self.arrivals, self.bodies, self.writes, self.active, self.peak = [], [], [], 0, 0
 
     async def generate(self, request):
         arrived = time.perf_counter()
@@ -49,6 +49,8 @@ class Scripted:
         index = len(self.arrivals)
         self.arrivals.append(arrived)
         self.bodies.append(body)
+        writes = []  # when each chunk with tokens was written
+        self.writes.append(writes)
         mode = self.modes[index % len(self.modes)]
         chat = request.path.endswith("chat/completions")
         self.active += 1
@@ -82,6 +84,7 @@ class Scripted:
                 choice = ({"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text})
                 choice["finish_reason"] = "length" if last else None
                 await event({"object": "chat.completion.chunk" if chat else "text_completion", "choices": [choice]})
+                writes.append(time.perf_counter())
             if mode == "ok" and self.usage:
                 prompt = body["messages"][0]["content"] if chat else body["prompt"]
                 await event({"choices": [], "usage": {"prompt_tokens": len(word_tokenize(prompt)),
@@ -159,7 +162,31 @@ def bench(tmp_path, url, *args, expect_rc=0):
 
 
 def near(got, want, tol, what):
-    assert abs(got - want) <= tol, f"{what}: {got:.4f} s, scripted {want:.4f} s (tolerance {tol} s)"
+    assert abs(got - want) <= tol, f"{what}: {got:.4f} s, expected {want:.4f} s (tolerance {tol} s)"
+
+
+def server_side(script):
+    """What the server did, per request: first chunk - arrival, the gaps between chunks, last chunk - arrival,
+    (last - first) / (tokens - 1)."""
+    ttft = [w[0] - a for a, w in zip(script.arrivals, script.writes)]
+    gaps = np.concatenate([np.diff(w) for w in script.writes])
+    e2e = [w[-1] - a for a, w in zip(script.arrivals, script.writes)]
+    tpot = [(w[-1] - w[0]) / (b["max_tokens"] - 1) for w, b in zip(script.writes, script.bodies)]
+    return np.median(ttft), np.median(gaps), np.median(e2e), np.mean(tpot)
+
+
+def check_timings(r, script, ttft, itl, n_out):
+    """The client's figures against the script (lower bounds: nothing comes earlier) and against what the
+    server did (the host's scheduling delays are in both)."""
+    s_ttft, s_gap, s_e2e, s_tpot = server_side(script)
+    near(s_ttft, ttft + 0.02, 0.1, "the server's own TTFT")  # the script ran about as written
+    e2e = ttft + (n_out - 1) * itl
+    for t, lat in zip(r["ttfts"], r["latencies"]):
+        assert t >= ttft - 0.002 and lat >= e2e - 0.002, (t, lat)
+    assert -0.002 <= r["median_ttft_ms"] / 1000 - s_ttft <= 0.03, (r["median_ttft_ms"], s_ttft)
+    near(r["median_itl_ms"] / 1000, s_gap, 0.01, "median ITL")
+    near(r["mean_tpot_ms"] / 1000, s_tpot, 0.01, "mean TPOT")
+    assert -0.002 <= r["median_e2el_ms"] / 1000 - s_e2e <= 0.04, (r["median_e2el_ms"], s_e2e)
 
 
 TTFT, ITL = 0.25, 0.05
@@ -171,7 +198,8 @@ def test_timings_match_the_script(tmp_path, endpoint):
     with Server(Scripted(TTFT, ITL)) as srv:
         r, proc = bench(tmp_path, srv.url, "--endpoint", endpoint, "--num-prompts", n_prompts,
                         "--random-input-len", 16, "--random-output-len", n_out, "--metric-percentiles", "50,99")
-        bodies = srv.script.bodies
+        script = srv.script
+        bodies = script.bodies
     assert r["completed"] == n_prompts and r["failed"] == 0, r["errors"]
     # What the client sent: the model from /v1/models, exact lengths, streaming, ignore_eos.
     for b in bodies:
@@ -182,26 +210,18 @@ def test_timings_match_the_script(tmp_path, endpoint):
     assert r["input_lens"] == [16] * n_prompts and r["output_lens"] == [n_out] * n_prompts
     assert r["total_output_tokens"] == n_prompts * n_out and r["total_input_tokens"] == n_prompts * 16
     e2e = TTFT + (n_out - 1) * ITL
-    # Per request the bounds allow for a stall of the loaded host; the means and medians are tighter.
-    for ttft, lat, itl in zip(r["ttfts"], r["latencies"], r["itls"]):
-        assert TTFT - 0.002 <= ttft <= TTFT + 0.25, f"TTFT {ttft}"
-        assert len(itl) == n_out - 1
-        near(float(np.median(itl)), ITL, 0.015, "median ITL of a request")
-        assert e2e - 0.002 <= lat <= e2e + 0.25, f"E2E latency {lat}"
-    near(r["mean_ttft_ms"] / 1000, TTFT, 0.06, "mean TTFT")
-    near(r["median_itl_ms"] / 1000, ITL, 0.01, "median ITL")
-    near(r["mean_tpot_ms"] / 1000, ITL, 0.01, "mean TPOT")
-    near(r["mean_e2el_ms"] / 1000, e2e, 0.06, "mean E2E latency")
+    assert all(len(itl) == n_out - 1 for itl in r["itls"])
+    check_timings(r, script, TTFT, ITL, n_out)
     # The reported statistics are those of the per-request figures.
     assert r["mean_ttft_ms"] == pytest.approx(1000 * np.mean(r["ttfts"]))
     assert r["p99_itl_ms"] == pytest.approx(1000 * np.percentile(np.concatenate(r["itls"]), 99))
     tpots = [(lat - t) / (n_out - 1) for lat, t in zip(r["latencies"], r["ttfts"])]
     assert r["median_tpot_ms"] == pytest.approx(1000 * np.median(tpots))
-    # All sent at once: the run lasts about one request, and the throughputs follow.
-    near(r["duration"], e2e, 0.2, "benchmark duration")
+    # All sent at once: the run lasts about one request (not six), and the throughputs follow.
+    assert e2e - 0.002 <= r["duration"] <= e2e + 0.5, r["duration"]
     assert r["request_throughput"] == pytest.approx(n_prompts / r["duration"])
     assert r["output_throughput"] == pytest.approx(n_prompts * n_out / r["duration"])
-    assert n_prompts / (e2e + 0.2) <= r["request_throughput"] <= n_prompts / e2e
+    assert n_prompts / (e2e + 0.5) <= r["request_throughput"] <= n_prompts / (e2e - 0.002)
     assert re.search(rf"Successful requests:\s+{n_prompts}\s", proc.stdout), proc.stdout
     assert "Mean TTFT (ms):" in proc.stdout and "P99 ITL (ms):" in proc.stdout
 
@@ -211,9 +231,12 @@ def test_chunks_of_several_tokens_and_no_usage(tmp_path):
     n_out = 8
     with Server(Scripted(0.1, 0.04, tokens_per_chunk=2)) as srv:
         r, _ = bench(tmp_path, srv.url, "--num-prompts", 3, "--random-input-len", 8, "--random-output-len", n_out)
+        script = srv.script
     assert r["output_lens"] == [n_out] * 3 and all(len(i) == n_out // 2 - 1 for i in r["itls"])
-    near(r["mean_tpot_ms"] / 1000, 3 * 0.04 / (n_out - 1), 0.01, "TPOT over 8 tokens in 4 chunks")
-    near(r["median_itl_ms"] / 1000, 0.04, 0.01, "ITL between chunks")
+    # TPOT spreads the 3 gaps over 7 tokens; ITL is per chunk.
+    check_timings(r, script, 0.1, 0.04 * 3 / 7, n_out)
+    near(r["mean_tpot_ms"] / 1000, 3 * 0.04 / (n_out - 1), 0.02, "TPOT over 8 tokens in 4 chunks")
+    near(r["median_itl_ms"] / 1000, 0.04, 0.02, "ITL between chunks")
     with Server(Scripted(0.1, 0.04, usage=False)) as srv:
         r, _ = bench(tmp_path, srv.url, "--num-prompts", 3, "--random-input-len", 8, "--random-output-len", n_out)
     assert r["output_lens"] == [n_out] * 3
@@ -225,7 +248,7 @@ def test_max_concurrency_is_obeyed(tmp_path, limit):
     with Server(Scripted(ttft, itl)) as srv:
         r, _ = bench(tmp_path, srv.url, "--num-prompts", n, "--random-input-len", 8, "--random-output-len", n_out,
                      "--max-concurrency", limit)
-        peak = srv.script.peak
+        peak, script = srv.script.peak, srv.script
     assert r["completed"] == n
     assert peak == limit, f"{peak} requests in flight at once, limit {limit}"
     one = ttft + (n_out - 1) * itl
@@ -233,31 +256,34 @@ def test_max_concurrency_is_obeyed(tmp_path, limit):
     # TTFT is counted from the send, not from the wait for a slot (which
     # would add at least one request's time to most of them).
     assert all(t >= ttft - 0.002 for t in r["ttfts"])
-    near(float(np.median(r["ttfts"])), ttft, 0.03, "median TTFT")
+    assert r["median_ttft_ms"] / 1000 - server_side(script)[0] <= 0.03
 
 
 def test_request_rate_is_a_poisson_process(tmp_path):
     n, rate = 30, 20.0
-    with Server(Scripted(0.05, 0.01)) as srv:
+    with Server(Scripted(0.3, 0.01)) as srv:  # each lasts 0.32 s, the gaps 0.05 s on average
         r, _ = bench(tmp_path, srv.url, "--num-prompts", n, "--random-input-len", 8, "--random-output-len", 3,
                      "--request-rate", rate, "--seed", 3)
         arrivals = np.array(srv.script.arrivals)
+        peak = srv.script.peak
     assert r["completed"] == n
     # The server saw the requests when the client says it sent them (same gaps, within scheduling noise).
     sent = np.sort(np.array(r["starts"]))
     got = np.sort(arrivals - arrivals.min())
-    assert np.abs((sent - sent[0]) - got).max() < 0.05
+    lag = np.abs((sent - sent[0]) - got)
+    assert np.median(lag) < 0.02 and lag.max() < 0.1, lag
     gaps = np.diff(got)
     measured = (n - 1) / got[-1]
     assert rate / 2 < measured < rate * 2, f"arrival rate {measured:.1f}/s for {rate}/s"
     cv = gaps.std() / gaps.mean()  # 1 for exponential gaps, 0 for a fixed interval
     assert 0.5 < cv < 1.6, f"coefficient of variation of the gaps {cv:.2f}"
-    # Open loop: requests overlap when they last longer than the gaps.
+    # Open loop: the next request does not wait for the previous one.
+    assert peak >= 3, f"at most {peak} in flight"
     # With the default (inf) all arrive together.
     with Server(Scripted(0.05, 0.01)) as srv:
         bench(tmp_path, srv.url, "--num-prompts", n, "--random-input-len", 8, "--random-output-len", 3)
         arrivals = np.array(srv.script.arrivals)
-    assert arrivals.max() - arrivals.min() < 0.25
+    assert arrivals.max() - arrivals.min() < 0.5  # at 20/s they spanned about 1.5 s
 
 
 def test_failures_are_counted_not_fatal(tmp_path):
