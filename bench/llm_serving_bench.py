@@ -136,30 +136,49 @@ class ServerTokenizer:
 
 
 async def make_prompt(tok, vocab, rng, n, rounds=10):
-    """Text of n tokens from random ids: decode, re-encode, trim or extend, until it holds."""
+    """Text of n tokens from random ids: decode, re-encode, trim or extend, until it holds.
+
+    Byte tokens that do not make a whole character decode to U+FFFD, which
+    encodes as three tokens and keeps coming back: those are dropped. A cut
+    can decode to text that encodes longer (a merge across the cut), so a
+    too-long text is also tried cut a few tokens shorter. After `rounds` the
+    closest text is returned with its true length."""
     ids = list(rng.choice(vocab, size=n))
-    text, got = "", []
+    best = None
     for _ in range(rounds):
-        text = await tok.decode(ids)
+        text = (await tok.decode(ids)).replace("\ufffd", "")
         got = await tok.encode(text)
+        if best is None or abs(len(got) - n) < abs(best[1] - n):
+            best = (text, len(got))
         if len(got) == n:
-            break
-        ids = got[:n] if len(got) > n else got + list(rng.choice(vocab, size=n - len(got)))
-    return text, len(got)
+            return best
+        if len(got) > n:
+            for m in range(n - 1, max(0, n - 4), -1):
+                cut = (await tok.decode(got[:m])).replace("\ufffd", "")
+                if len(await tok.encode(cut)) == n:
+                    return cut, n
+            ids = got[:n]
+        else:
+            ids = got + list(rng.choice(vocab, size=n - len(got)))
+    return best
 
 
 async def make_prompts(tok, args, rng):
+    """(text, its length in tokens, output length) per request. Each prompt has its own random
+    stream (seeded by --seed and its index), so they are made concurrently and still repeat."""
     vocab = await tok.vocab()
     r = args.random_range_ratio
     in_lens = rng.integers(int(args.random_input_len * (1 - r)), int(args.random_input_len * (1 + r)) + 1,
                            size=args.num_prompts)
     out_lens = rng.integers(int(args.random_output_len * (1 - r)), int(args.random_output_len * (1 + r)) + 1,
                             size=args.num_prompts)
-    prompts = []
-    for n, m in zip(in_lens, out_lens):
-        text, got = await make_prompt(tok, vocab, rng, max(1, int(n)))
-        prompts.append((text, got, max(1, int(m))))
-    return prompts
+    sem = asyncio.Semaphore(16)  # requests to the server's tokenizer in flight
+
+    async def one(i):
+        async with sem:
+            text, got = await make_prompt(tok, vocab, np.random.default_rng([args.seed, i]), max(1, int(in_lens[i])))
+        return text, got, max(1, int(out_lens[i]))
+    return await asyncio.gather(*(one(i) for i in range(args.num_prompts)))
 
 
 # --- requests ----------------------------------------------------------------

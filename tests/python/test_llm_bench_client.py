@@ -340,6 +340,14 @@ def test_local_tokenizer_gives_exact_prompt_lengths(tmp_path):
     assert all(length * 0.5 <= c <= length * 1.5 for c in counts)
     assert len(set(counts)) > 1  # the range ratio varies them
     assert sorted(b["max_tokens"] for b in bodies) == sorted(r["expected_output_lens"])
+    # Without a range every prompt is exactly the length asked (random byte tokens that make no
+    # whole character, U+FFFD, must not make them longer).
+    with Server(Scripted(0.02, 0.01)) as srv:
+        r, _ = bench(tmp_path, srv.url, "--tokenizer", DEMO, "--num-prompts", 40, "--random-input-len", 64,
+                     "--random-output-len", 2, "--seed", 1)
+        bodies = srv.script.bodies
+    assert [len(tok.encode(b["prompt"], add_special_tokens=False).ids) for b in bodies] == [64] * 40
+    assert r["input_lens"] == [64] * 40
 
 
 def test_server_tokenizer_finds_the_vocabulary(tmp_path):
