@@ -197,7 +197,7 @@ async def send(session, url, body, chat, res, t_start):
     """One streamed request; fills res (timings, output, or the reason it failed)."""
     st = time.perf_counter()
     res.start = st - t_start
-    last, chunks, usage, done = st, 0, None, False
+    last, chunks, usage, done = st, 0, None, None  # done: when [DONE] came
     text = []
     try:
         async with session.post(url, json=body) as resp:
@@ -210,7 +210,7 @@ async def send(session, url, body, chat, res, t_start):
                     continue  # blank separators, comments, event:/id: fields
                 data = line[5:].strip()
                 if data == b"[DONE]":
-                    done = True
+                    done = time.perf_counter()
                     break
                 event = json.loads(data)
                 if not isinstance(event, dict):
@@ -230,13 +230,13 @@ async def send(session, url, body, chat, res, t_start):
                             res.itl.append(now - last)
                         last, chunks = now, chunks + 1
                         text.append(piece)
-        if not done:
+        if done is None:
             res.error = "the stream ended before data: [DONE]"
             return res
         if chunks == 0:
             res.error = "the stream carried no tokens"
             return res
-        res.latency = time.perf_counter() - st
+        res.latency = done - st
         res.output_tokens = int(usage) if usage is not None else chunks
         res.generated_text = "".join(text)
         res.success = True
