@@ -11,10 +11,13 @@ APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffe
 # click + onnxruntime), the real-weights check of tests/python/test_real_models.py
 # opencv-python-headless: the independent resize reference of tests/python/test_dvpp.py
 # tokenizers: Hugging Face's tokenizer library, the reference of tests/python/test_llm_tokenizer.py
+# aiohttp: bench/llm_serving_bench.py's HTTP client (streamed SSE requests) and the scripted
+#   OpenAI-like server of tests/python/test_llm_bench_client.py
 # torch: the reference of the training tests (tests/python/test_mindspore_torch.py) and bench/train_bench.py's peer
 # openai, schemathesis: the LLM server's client and API fuzzer in tests/python/test_llm_server.py
+# aiohttp: the asyncio HTTP client of bench/llm_serving_bench.py and its test's scripted server
 PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless torch transformers tokenizers
-         openai schemathesis)
+         openai schemathesis aiohttp)
 
 # `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
 # make test never needs it.
