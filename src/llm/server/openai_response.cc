@@ -222,6 +222,10 @@ std::string GenerationRun::TakeStreamEvents() {
   return out;
 }
 
+const std::vector<int32_t>& GenerationRun::ChoiceTokenIds(size_t i) const { return choices_.at(i)->text.ids(); }
+
+const std::vector<TokenLogprob>& GenerationRun::ChoiceLogprobs(size_t i) const { return choices_.at(i)->logprobs; }
+
 Json GenerationRun::Response() const {
   const bool chat = job_.endpoint == Endpoint::kChat;
   Json choices = Json::array();
