@@ -11,6 +11,7 @@ import ctypes
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -63,6 +64,13 @@ def same_reply(a, b):
     assert strip(a) == strip(b)
 
 
+def gauge(llm, name):
+    for line in llm.metrics().splitlines():
+        if line.startswith(f'{name}{{model_name="{NAME}"}}'):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no {name} in the metrics")
+
+
 def test_generate_greedy_equals_server_and_transformers(oc_llm, llm, server, hf):
     model, tok = hf
     outs = llm.generate(PROMPTS, greedy_params(oc_llm, 24))
@@ -86,7 +94,16 @@ def test_generate_greedy_equals_server_and_transformers(oc_llm, llm, server, hf)
 def test_many_prompts_run_batched_in_order(oc_llm, llm, hf):
     model, tok = hf
     texts = [d[: 8 + (i * 7) % 50] for i, d in enumerate(docstrings()[:300])]
-    outs = llm.generate(texts, greedy_params(oc_llm, 3))  # more than the 256 prompts of one request
+    # More than the 256 prompts of one request; the running batch, sampled meanwhile, holds many
+    # of them at once and never more than max_num_seqs (16).
+    with concurrent.futures.ThreadPoolExecutor(1) as ex:
+        job = ex.submit(llm.generate, texts, greedy_params(oc_llm, 3))
+        running = []
+        while not job.done():
+            running.append(gauge(llm, "vllm:num_requests_running"))
+            time.sleep(0.002)
+        outs = job.result()
+    assert 8 <= max(running) <= 16, sorted(set(running))
     assert len(outs) == 300
     for text, out in zip(texts, outs):
         ids = tok(text)["input_ids"]
@@ -218,14 +235,10 @@ def test_tokenizer_helpers_equal_tokenizers(llm, model_dir):
 
 
 def test_metrics_count_the_generated_tokens(oc_llm, llm):
-    def generated():
-        for line in llm.metrics().splitlines():
-            if line.startswith(f'vllm:generation_tokens_total{{model_name="{NAME}"}}'):
-                return float(line.rsplit(" ", 1)[1])
-        raise AssertionError("no vllm:generation_tokens_total in the metrics")
-    before = generated()
+    before = gauge(llm, "vllm:generation_tokens_total")
     llm.generate(PROMPTS[:2], greedy_params(oc_llm, 5))
-    assert generated() - before == 10
+    assert gauge(llm, "vllm:generation_tokens_total") - before == 10
+    assert gauge(llm, "vllm:num_requests_running") == 0 and gauge(llm, "oc:kv_cache_blocks_used") == 0
 
 
 def test_bad_requests_raise_value_errors_naming_the_field(oc_llm, llm):
