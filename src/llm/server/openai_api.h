@@ -75,6 +75,12 @@ class GenerationRun {
   Json Response() const;                   // the non-streaming reply (after Poll returned true)
   void Cancel();                           // the client went away
   const std::optional<ApiError>& error() const { return error_; }
+  // Choice i (reply order): its generated token ids (the one that completed a
+  // stop string included, later ones not) and their logprobs when asked.
+  // Used by the offline API's "return_token_ids" (offline_run.h).
+  size_t num_choices() const { return choices_.size(); }
+  const std::vector<int32_t>& ChoiceTokenIds(size_t i) const;
+  const std::vector<TokenLogprob>& ChoiceLogprobs(size_t i) const;
 
  private:
   struct Choice;

@@ -53,16 +53,19 @@ GenerationRun::GenerationRun(LlmService* svc, GenerationJob job) : svc_(svc), jo
 GenerationRun::~GenerationRun() { Cancel(); }
 
 std::optional<ApiError> GenerationRun::Start() {
-  for (const auto& prompt : job_.prompts) {
-    auto ch = svc_->Submit(prompt, job_.params);
+  // All prompts at once, so that they start in one batch; one refused: all are cancelled.
+  auto chs = svc_->SubmitAll(job_.prompts, job_.params);
+  std::optional<ApiError> err;
+  for (auto& ch : chs) {
     if (!ch.ok()) {
-      Cancel();
-      return FromStatus(ch.status());
+      if (!err) err = FromStatus(ch.status());
+      continue;
     }
     channels_.push_back(*ch);
     channel_done_.push_back(false);
   }
-  return std::nullopt;
+  if (err) Cancel();
+  return err;
 }
 
 void GenerationRun::CancelChannel(size_t c, const std::string& reason) {
@@ -221,6 +224,10 @@ std::string GenerationRun::TakeStreamEvents() {
   done_sent_ = true;
   return out;
 }
+
+const std::vector<int32_t>& GenerationRun::ChoiceTokenIds(size_t i) const { return choices_.at(i)->text.ids(); }
+
+const std::vector<TokenLogprob>& GenerationRun::ChoiceLogprobs(size_t i) const { return choices_.at(i)->logprobs; }
 
 Json GenerationRun::Response() const {
   const bool chat = job_.endpoint == Endpoint::kChat;

@@ -84,28 +84,57 @@ LlmService::~LlmService() {
 }
 
 Expected<std::shared_ptr<RequestChannel>> LlmService::Submit(std::vector<int32_t> prompt, const SamplingParams& params) {
-  auto channel = std::make_shared<RequestChannel>();
-  std::future<Status> accepted;
+  std::vector<std::vector<int32_t>> one;
+  one.push_back(std::move(prompt));
+  return std::move(SubmitAll(std::move(one), params).front());
+}
+
+std::vector<Expected<std::shared_ptr<RequestChannel>>> LlmService::SubmitAll(std::vector<std::vector<int32_t>> prompts,
+                                                                             const SamplingParams& params) {
+  const size_t n = prompts.size();
+  std::vector<std::shared_ptr<RequestChannel>> channels(n);
+  std::vector<std::future<Status>> accepted(n);
+  std::vector<Status> refused(n);
   {
     std::lock_guard<std::mutex> l(mu_);
-    if (!broken_.ok()) return Unavailable("the engine failed earlier and serves no more requests: ", broken_.message());
-    if (stop_) return Unavailable("the server is shutting down");
-    const int64_t waiting = stats_.waiting + in_transit_ + static_cast<int64_t>(pending_.size());
-    if (waiting >= cfg_.max_waiting_requests)
-      return ResourceExhausted("the server is busy: ", waiting, " requests are waiting (--max-waiting-requests ",
-                               cfg_.max_waiting_requests, "); retry later");
-    channel->id_ = "req-" + std::to_string(next_id_++);
-    Pending& p = pending_.emplace_back();
-    p.prompt = std::move(prompt);
-    p.params = params;
-    p.channel = channel;
-    p.arrival = Clock::now();
-    accepted = p.accepted.get_future();
+    for (size_t i = 0; i < n; ++i) {
+      if (!broken_.ok()) {
+        refused[i] = Unavailable("the engine failed earlier and serves no more requests: ", broken_.message());
+        continue;
+      }
+      if (stop_) {
+        refused[i] = Unavailable("the server is shutting down");
+        continue;
+      }
+      const int64_t waiting = stats_.waiting + in_transit_ + static_cast<int64_t>(pending_.size());
+      if (waiting >= cfg_.max_waiting_requests) {
+        refused[i] = ResourceExhausted("the server is busy: ", waiting, " requests are waiting (--max-waiting-requests ",
+                                       cfg_.max_waiting_requests, "); retry later");
+        continue;
+      }
+      channels[i] = std::make_shared<RequestChannel>();
+      channels[i]->id_ = "req-" + std::to_string(next_id_++);
+      Pending& p = pending_.emplace_back();
+      p.prompt = std::move(prompts[i]);
+      p.params = params;
+      p.channel = channels[i];
+      p.arrival = Clock::now();
+      accepted[i] = p.accepted.get_future();
+    }
   }
   cv_.notify_all();
-  Status st = accepted.get();
-  if (!st.ok()) return st;
-  return channel;
+  std::vector<Expected<std::shared_ptr<RequestChannel>>> out;
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!channels[i]) {
+      out.emplace_back(refused[i]);
+      continue;
+    }
+    Status st = accepted[i].get();
+    if (st.ok()) out.emplace_back(channels[i]);
+    else out.emplace_back(st);
+  }
+  return out;
 }
 
 void LlmService::Cancel(const std::string& id, const std::string& reason) {

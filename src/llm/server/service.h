@@ -67,6 +67,11 @@ class LlmService {
   ~LlmService();  // stops the engine thread; open channels end with Unavailable
 
   Expected<std::shared_ptr<RequestChannel>> Submit(std::vector<int32_t> prompt, const SamplingParams& params);
+  // Several prompts at once: the engine thread takes them all between the same
+  // two steps, so they start in one batch (Submit of each would admit one per
+  // step). One verdict per prompt, in order; each as Submit would give it.
+  std::vector<Expected<std::shared_ptr<RequestChannel>>> SubmitAll(std::vector<std::vector<int32_t>> prompts,
+                                                                   const SamplingParams& params);
   // Ends the request at the next step. `reason` is what the metrics count it as
   // ("abort": the client left; "stop": a stop string matched). Unknown ids are ignored.
   void Cancel(const std::string& id, const std::string& reason);
