@@ -4,6 +4,7 @@
 //
 //   oc-llm-batch --model DIR --requests FILE.json [--kv-cache-bytes N] [--max-num-seqs N]
 //                [--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N]
+//                [--dtype auto|float32|bfloat16|int8|int4] [--group-size N]
 //   oc-llm-batch --sampling-probe FILE.json
 //
 // FILE.json is a list of requests: {"prompt_ids": [...], "arrival_step": 0, "id": "...",
@@ -189,7 +190,8 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
       std::printf("usage: oc-llm-batch --model DIR --requests FILE.json [--kv-cache-bytes N] [--max-num-seqs N] "
-                  "[--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N]\n"
+                  "[--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N] "
+                  "[--dtype auto|float32|bfloat16|int8|int4] [--group-size N]\n"
                   "       oc-llm-batch --sampling-probe FILE.json\n");
       return 0;
     }
@@ -201,6 +203,19 @@ int main(int argc, char** argv) {
       requests_file = v;
     } else if (a == "--sampling-probe") {
       probe = v;
+    } else if (a == "--dtype") {
+      auto d = oc::llm::ParseWeightDtype(v);
+      if (!d.ok()) return Fail("--dtype: " + d.status().message());
+      cfg.weight_dtype = *d;
+    } else if (a == "--group-size") {
+      try {
+        size_t used = 0;
+        const long long n = std::stoll(v, &used);
+        if (used != v.size() || n < 0) throw std::invalid_argument(v);
+        cfg.weight_group_size = n;
+      } catch (const std::exception&) {
+        return Fail("--group-size: \"" + v + "\" is not a valid size (expected a multiple of 32, or 0)");
+      }
     } else if (a == "--kv-cache-bytes" || a == "--max-num-seqs" || a == "--max-num-batched-tokens" ||
                a == "--block-size" || a == "--max-model-len" || a == "--threads") {
       long long n = 0;
@@ -292,7 +307,9 @@ int main(int argc, char** argv) {
   std::cerr << json{{"kv_blocks_total", st.kv_blocks_total}, {"kv_blocks_used", st.kv_blocks_used},
                     {"block_size", st.block_size}, {"max_model_len", st.max_model_len},
                     {"max_concurrency", st.max_concurrency}, {"preemptions", st.preemptions},
-                    {"steps", st.steps}, {"running", st.running}, {"waiting", st.waiting}}
+                    {"steps", st.steps}, {"running", st.running}, {"waiting", st.waiting},
+                    {"weight_dtype", oc::llm::WeightDtypeName(e.model().weight_dtype())},
+                    {"weight_bytes", e.model().weight_bytes()}}
                    .dump()
             << "\n";
   return 0;

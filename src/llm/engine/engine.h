@@ -33,6 +33,8 @@ struct EngineConfig {
   int64_t max_model_len = 0;       // 0: the model's max positions
   ThreadPool* pool = nullptr;      // null: ThreadPool::Global()
   std::vector<int32_t> eos_token_ids;  // empty: config.json's eos_token_id
+  WeightDtype weight_dtype = WeightDtype::kFloat32;  // projections' precision (weight_dtype.h)
+  int64_t weight_group_size = 0;  // int8 / int4 inputs per scale; 0: the dtype's default
 };
 
 // What one step produced for one request.

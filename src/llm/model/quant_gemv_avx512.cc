@@ -1,0 +1,122 @@
+// The AVX-512 weight-only int8 / int4 kernels (quant.h): a tile of MB rows of
+// x by NB output channels keeps MB x NB float accumulators; per 16 inputs each
+// channel's weights are widened (vpmovsxbd, vcvtdq2ps), multiplied by their
+// group's scale (so the product uses float32(q * s), as DequantizeRows) and
+// shared by the MB rows' FMAs. Output channels are the outer loop, so a
+// channel's weights come from memory once per call and the later row blocks
+// find them in L1/L2.
+#include "llm/model/quant.h"
+
+#include <algorithm>
+
+#include <immintrin.h>
+
+namespace oc::llm::quant_detail {
+namespace {
+
+using TileFn = void (*)(const QGemvArgs& a, int64_t j0, int64_t i0);
+
+template <int MB, int NB>
+void Int8Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
+  const QuantizedMatrix& w = *a.w;
+  const int8_t* wr[NB];
+  const float* sr[NB];
+  for (int jj = 0; jj < NB; ++jj) {
+    wr[jj] = reinterpret_cast<const int8_t*>(w.data.data()) + (j0 + jj) * w.kp;
+    sr[jj] = w.scales.data() + (j0 + jj) * w.groups;
+  }
+  const float* xr[MB];
+  for (int ii = 0; ii < MB; ++ii) xr[ii] = a.x + (i0 + ii) * a.ldx;
+  __m512 acc[MB][NB];
+  for (int ii = 0; ii < MB; ++ii)
+    for (int jj = 0; jj < NB; ++jj) acc[ii][jj] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < w.groups; ++g) {
+    const int64_t k0 = g * w.group, k1 = std::min(w.kp, k0 + w.group);
+    __m512 s[NB];
+    for (int jj = 0; jj < NB; ++jj) s[jj] = _mm512_set1_ps(sr[jj][g]);
+    for (int64_t k = k0; k < k1; k += 16) {
+      __m512 xv[MB];
+#pragma GCC unroll 4
+      for (int ii = 0; ii < MB; ++ii) xv[ii] = _mm512_loadu_ps(xr[ii] + k);
+#pragma GCC unroll 4
+      for (int jj = 0; jj < NB; ++jj) {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[jj] + k));
+        const __m512 wv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), s[jj]);
+#pragma GCC unroll 4
+        for (int ii = 0; ii < MB; ++ii) acc[ii][jj] = _mm512_fmadd_ps(xv[ii], wv, acc[ii][jj]);
+      }
+    }
+  }
+  for (int ii = 0; ii < MB; ++ii)
+    for (int jj = 0; jj < NB; ++jj) Store(a, i0 + ii, j0 + jj, _mm512_reduce_add_ps(acc[ii][jj]));
+}
+
+template <int MB, int NB>
+void Int4Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
+  const QuantizedMatrix& w = *a.w;
+  const uint8_t* wr[NB];
+  const float* sr[NB];
+  for (int jj = 0; jj < NB; ++jj) {
+    wr[jj] = w.data.data() + (j0 + jj) * (w.kp / 2);
+    sr[jj] = w.scales.data() + (j0 + jj) * w.groups;
+  }
+  const float* xr[MB];
+  for (int ii = 0; ii < MB; ++ii) xr[ii] = a.x + (i0 + ii) * a.ldx;
+  const __m128i low4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+  __m512 acc[MB][NB];
+  for (int ii = 0; ii < MB; ++ii)
+    for (int jj = 0; jj < NB; ++jj) acc[ii][jj] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < w.groups; ++g) {
+    const int64_t k0 = g * w.group, k1 = std::min(w.kp, k0 + w.group);
+    __m512 s[NB];
+    for (int jj = 0; jj < NB; ++jj) s[jj] = _mm512_set1_ps(sr[jj][g]);
+    for (int64_t k = k0; k < k1; k += 32) {
+      __m512 xl[MB], xh[MB];
+#pragma GCC unroll 4
+      for (int ii = 0; ii < MB; ++ii) {
+        xl[ii] = _mm512_loadu_ps(xr[ii] + k);
+        xh[ii] = _mm512_loadu_ps(xr[ii] + k + 16);
+      }
+#pragma GCC unroll 4
+      for (int jj = 0; jj < NB; ++jj) {
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[jj] + k / 2));
+        const __m128i lo = _mm_sub_epi8(_mm_and_si128(b, low4), eight);
+        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), low4), eight);
+        const __m512 wl = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lo)), s[jj]);
+        const __m512 wh = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(hi)), s[jj]);
+#pragma GCC unroll 4
+        for (int ii = 0; ii < MB; ++ii) {
+          acc[ii][jj] = _mm512_fmadd_ps(xl[ii], wl, acc[ii][jj]);
+          acc[ii][jj] = _mm512_fmadd_ps(xh[ii], wh, acc[ii][jj]);
+        }
+      }
+    }
+  }
+  for (int ii = 0; ii < MB; ++ii)
+    for (int jj = 0; jj < NB; ++jj) Store(a, i0 + ii, j0 + jj, _mm512_reduce_add_ps(acc[ii][jj]));
+}
+
+// tiles[mb - 1][0]: one channel, [1]: four channels.
+void Drive(const TileFn (&tiles)[4][2], const QGemvArgs& a, int64_t n0, int64_t n1) {
+  for (int64_t j = n0; j < n1;) {
+    const bool four = j + 4 <= n1;
+    for (int64_t i = 0; i < a.m; i += 4) tiles[std::min<int64_t>(4, a.m - i) - 1][four](a, j, i);
+    j += four ? 4 : 1;
+  }
+}
+
+constexpr TileFn kInt8[4][2] = {{&Int8Tile<1, 1>, &Int8Tile<1, 4>},
+                                {&Int8Tile<2, 1>, &Int8Tile<2, 4>},
+                                {&Int8Tile<3, 1>, &Int8Tile<3, 4>},
+                                {&Int8Tile<4, 1>, &Int8Tile<4, 4>}};
+constexpr TileFn kInt4[4][2] = {{&Int4Tile<1, 1>, &Int4Tile<1, 4>},
+                                {&Int4Tile<2, 1>, &Int4Tile<2, 4>},
+                                {&Int4Tile<3, 1>, &Int4Tile<3, 4>},
+                                {&Int4Tile<4, 1>, &Int4Tile<4, 4>}};
+
+}  // namespace
+
+void Int8Avx512(const QGemvArgs& a, int64_t n0, int64_t n1) { Drive(kInt8, a, n0, n1); }
+void Int4Avx512(const QGemvArgs& a, int64_t n0, int64_t n1) { Drive(kInt4, a, n0, n1); }
+
+}  // namespace oc::llm::quant_detail
