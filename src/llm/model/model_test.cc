@@ -236,7 +236,9 @@ TEST_F(ModelTest, WeightDtypesChosenAtLoad) {
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     EXPECT_EQ((*m)->weight_dtype(), dtype);
     const int64_t bytes = (*m)->weight_bytes();
-    if (dtype != WeightDtype::kBfloat16 || gemm::DefaultBf16Ukernel()) EXPECT_LT(bytes, prev_bytes);
+    if (dtype != WeightDtype::kBfloat16 || gemm::DefaultBf16Ukernel()) {
+      EXPECT_LT(bytes, prev_bytes);
+    }
     prev_bytes = bytes;
     const std::vector<float> whole = RunTokens(**m, toks, true), steps = RunTokens(**m, toks, false);
     double err = 0, path = 0;
