@@ -154,8 +154,8 @@ void QuantGemm::Run(const QGemvKernel& kern, QGemvArgs a, ThreadPool* pool, cons
     const QGemvFn fn = w.bits == 8 ? kern.int8 : kern.int4;
     constexpr int64_t kUnit = 16;  // output channels per work unit
     const int64_t units = (w.n + kUnit - 1) / kUnit;
-    // A chunk worth a thread: ~256 KiB of weights.
-    const int64_t grain = std::max<int64_t>(1, (int64_t{256} << 10) / std::max<int64_t>(1, kUnit * w.row_bytes()));
+    // A chunk worth a thread: ~64 KiB of weights.
+    const int64_t grain = std::max<int64_t>(1, (int64_t{64} << 10) / std::max<int64_t>(1, kUnit * w.row_bytes()));
     auto body = [&](int64_t u0, int64_t u1) { fn(a, u0 * kUnit, std::min(w.n, u1 * kUnit)); };
     if (pool) pool->ParallelFor(units, grain, std::move(body));
     else body(0, units);

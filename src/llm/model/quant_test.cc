@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <random>
+#include <tuple>
 
 #include "llm/model/weight_dtype.h"
 
