@@ -32,9 +32,15 @@ from test_llm_model import PROMPT, VOCAB, build, reference  # noqa: E402
 GEN = os.path.join(BUILD_DIR, "oc-llm-generate")
 BATCH = os.path.join(BUILD_DIR, "oc-llm-batch")
 NEW_TOKENS = 48
-# Bounds on max |logit difference| / max |reference logit|.
-TIGHT = {"float32": 1e-4, "int8": 1e-4, "int4": 1e-4, "bfloat16": 2e-3}
-VS_FLOAT32 = {"float32": 1e-4, "bfloat16": 0.03, "int8": 0.03, "int4": 0.3}
+# Bounds on max |logit difference| / max |reference logit| over all steps,
+# against transformers on the same weights (measured: int8 / int4 under 1e-6;
+# bf16 2e-7 to 3.3e-3, where a last-bit difference of a projection's input
+# flips its bf16 rounding) ...
+TIGHT = {"float32": 1e-4, "int8": 1e-5, "int4": 1e-5, "bfloat16": 1e-2}
+# ... and for the first step against the float32 model (measured on these
+# 2-3 layer models, whose weights are scaled 4x: bf16 0.5-0.7%, int8 1.4-1.9%,
+# int4 18-52% -- the default int4 groups are whole rows of 64 or 128 inputs).
+VS_FLOAT32 = {"float32": 1e-4, "bfloat16": 0.02, "int8": 0.05, "int4": 0.75}
 
 
 @pytest.fixture(autouse=True, scope="module")
