@@ -78,10 +78,12 @@ Expected<QuantizedMatrix> Quantize(const float* w, int64_t n, int64_t k, int bit
     for (int64_t g = 0; g < q.groups; ++g) {
       const int64_t i0 = g * q.group, i1 = std::min(k, i0 + q.group);
       float amax = 0.f;
-      for (int64_t i = i0; i < i1; ++i) amax = std::max(amax, std::fabs(src[i]));
-      if (!std::isfinite(amax))
-        return InvalidArgument("row ", j, " has a non-finite weight in inputs ", i0, "..", i1 - 1,
-                               " (cannot quantize it)");
+      for (int64_t i = i0; i < i1; ++i) {
+        if (!std::isfinite(src[i]))
+          return InvalidArgument("row ", j, " has a non-finite weight (", src[i], ") at input ", i,
+                                 " (cannot quantize it)");
+        amax = std::max(amax, std::fabs(src[i]));
+      }
       const float s = amax / qmax;
       q.scales[static_cast<size_t>(j * q.groups + g)] = s;
       for (int64_t i = i0; i < i1; ++i) {
