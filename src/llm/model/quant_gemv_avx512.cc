@@ -1,8 +1,8 @@
 // The AVX-512 weight-only int8 / int4 kernels (quant.h): a tile of MB rows of
 // x by NB output channels keeps MB x NB float accumulators; per 16 inputs each
-// channel's weights are widened (vpmovsxbd, vcvtdq2ps), multiplied by their
-// group's scale (so the product uses float32(q * s), as DequantizeRows) and
-// shared by the MB rows' FMAs. Output channels are the outer loop, so a
+// channel's weights become float32(q * s), as DequantizeRows gives them (int8:
+// widened with vpmovsxbd / vcvtdq2ps and multiplied by the group's scale;
+// int4: looked up, see Int4Tile), and are shared by the MB rows' FMAs. Output channels are the outer loop, so a
 // channel's weights come from memory once per call and the later row blocks
 // find them in L1/L2.
 #include "llm/model/quant.h"
@@ -15,6 +15,11 @@ namespace oc::llm::quant_detail {
 namespace {
 
 using TileFn = void (*)(const QGemvArgs& a, int64_t j0, int64_t i0);
+
+// Each channel's bytes are prefetched this far ahead (past the row's end it
+// reaches the next channels', which come next anyway): the hardware
+// prefetcher alone left the loads waiting on memory.
+constexpr int64_t kPrefetchBytes = 512;
 
 template <int MB, int NB>
 void Int8Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
@@ -40,6 +45,7 @@ void Int8Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
       for (int ii = 0; ii < MB; ++ii) xv[ii] = _mm512_loadu_ps(xr[ii] + k);
 #pragma GCC unroll 4
       for (int jj = 0; jj < NB; ++jj) {
+        _mm_prefetch(reinterpret_cast<const char*>(wr[jj] + k) + kPrefetchBytes, _MM_HINT_T0);
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[jj] + k));
         const __m512 wv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), s[jj]);
 #pragma GCC unroll 4
@@ -51,6 +57,10 @@ void Int8Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
     for (int jj = 0; jj < NB; ++jj) Store(a, i0 + ii, j0 + jj, _mm512_reduce_add_ps(acc[ii][jj]));
 }
 
+// int4: per group and channel, the 16 values a nibble can stand for,
+// float32((u - 8) * s) for u = 0..15, are one register; vpermps looks the
+// weights up in it by their nibble (the low 4 bits of each 32-bit lane), so a
+// block of 32 weights costs one widening, one shift and two permutes.
 template <int MB, int NB>
 void Int4Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
   const QuantizedMatrix& w = *a.w;
@@ -62,14 +72,15 @@ void Int4Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
   }
   const float* xr[MB];
   for (int ii = 0; ii < MB; ++ii) xr[ii] = a.x + (i0 + ii) * a.ldx;
-  const __m128i low4 = _mm_set1_epi8(0x0f), eight = _mm_set1_epi8(8);
+  const __m512 levels = _mm512_setr_ps(-8.f, -7.f, -6.f, -5.f, -4.f, -3.f, -2.f, -1.f, 0.f, 1.f, 2.f, 3.f, 4.f, 5.f,
+                                       6.f, 7.f);
   __m512 acc[MB][NB];
   for (int ii = 0; ii < MB; ++ii)
     for (int jj = 0; jj < NB; ++jj) acc[ii][jj] = _mm512_setzero_ps();
   for (int64_t g = 0; g < w.groups; ++g) {
     const int64_t k0 = g * w.group, k1 = std::min(w.kp, k0 + w.group);
-    __m512 s[NB];
-    for (int jj = 0; jj < NB; ++jj) s[jj] = _mm512_set1_ps(sr[jj][g]);
+    __m512 table[NB];
+    for (int jj = 0; jj < NB; ++jj) table[jj] = _mm512_mul_ps(levels, _mm512_set1_ps(sr[jj][g]));
     for (int64_t k = k0; k < k1; k += 32) {
       __m512 xl[MB], xh[MB];
 #pragma GCC unroll 4
@@ -79,11 +90,10 @@ void Int4Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
       }
 #pragma GCC unroll 4
       for (int jj = 0; jj < NB; ++jj) {
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[jj] + k / 2));
-        const __m128i lo = _mm_sub_epi8(_mm_and_si128(b, low4), eight);
-        const __m128i hi = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(b, 4), low4), eight);
-        const __m512 wl = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(lo)), s[jj]);
-        const __m512 wh = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(hi)), s[jj]);
+        _mm_prefetch(reinterpret_cast<const char*>(wr[jj] + k / 2) + kPrefetchBytes, _MM_HINT_T0);
+        const __m512i idx = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[jj] + k / 2)));
+        const __m512 wl = _mm512_permutexvar_ps(idx, table[jj]);                         // inputs k .. k+15
+        const __m512 wh = _mm512_permutexvar_ps(_mm512_srli_epi32(idx, 4), table[jj]);  // k+16 .. k+31
 #pragma GCC unroll 4
         for (int ii = 0; ii < MB; ++ii) {
           acc[ii][jj] = _mm512_fmadd_ps(xl[ii], wl, acc[ii][jj]);
