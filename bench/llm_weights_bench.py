@@ -6,7 +6,7 @@ The model is a Qwen2.5-0.5B-like qwen2 config with random weights (hidden
 896, 24 layers, 14 / 2 heads, intermediate 4864, tied embeddings, vocabulary
 cut to 32000 to save memory), written once as a bf16 safetensors checkpoint
 under /tmp (not the repository). Each dtype runs `--repeats` times (8-token
-prompt, `--tokens` greedy tokens, `--threads` threads); the tool's decode
+prompt, `--tokens` greedy tokens, each of `--threads` thread counts); the tool's decode
 tokens/s and weight bytes are read from its stderr and the median printed.
 
 The bound is read bandwidth / bytes read per decode step, the bytes being the
@@ -14,10 +14,10 @@ projections' weights the tool reports minus the float32 embedding table (a
 step reads one row of it). Read bandwidth: build/membw has no read-only mode
 and is not a build target, so it is measured here with numpy in a child
 process: y = A @ x (OpenBLAS sgemv, a pure stream over A, the decode
-pattern) over a 1 GiB float32 A with OPENBLAS_NUM_THREADS = --threads;
-median of 5.
+pattern) over a 1 GiB float32 A with OPENBLAS_NUM_THREADS = the thread
+count; median of 5.
 
-  nice -n 10 python3 bench/llm_weights_bench.py [--threads 2] [--tokens 64] [--repeats 3]
+  nice -n 10 python3 bench/llm_weights_bench.py [--threads 1,2] [--tokens 64] [--repeats 3]
 """
 import argparse
 import json
@@ -113,29 +113,38 @@ def run(d, dtype, threads, tokens):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--dir", default="/tmp/oc_llm_bench_qwen2_0p5b")
     ap.add_argument("--dtypes", default="float32,bfloat16,int8,int4")
     a = ap.parse_args()
     write_checkpoint(a.dir)
-    bw = read_bandwidth(a.threads)
     embed = 4 * CFG["vocab_size"] * CFG["hidden_size"]
-    print(f"read bandwidth (numpy A @ x, 1 GiB, {a.threads} threads): {bw:.1f} GB/s")
-    print("| dtype | kernels | weight bytes | bytes read per token | decode tokens/s (median) | bound tokens/s | "
-          "of bound | load s |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for dtype in a.dtypes.split(","):
-        runs = [run(a.dir, dtype, a.threads, a.tokens) for _ in range(a.repeats)]
-        tps = statistics.median(r[0] for r in runs)
-        wb, summary, load = runs[0][1], runs[0][2], statistics.median(r[3] for r in runs)
-        per_tok = wb - embed
-        bound = bw * 1e9 / per_tok
-        print(f"| {dtype} | {summary} | {wb / 2**20:.0f} MiB | {per_tok / 2**20:.0f} MiB | {tps:.2f} "
-              f"({', '.join(f'{r[0]:.2f}' for r in runs)}) | {bound:.1f} | {100 * tps / bound:.0f}% | {load:.1f} |",
-              flush=True)
+    print(f"CPU: {cpu_model()}; load average before: {os.getloadavg()[0]:.1f}")
+    for threads in [int(t) for t in a.threads.split(",")]:
+        bw = read_bandwidth(threads)
+        print(f"\n{threads} thread(s); read bandwidth (numpy A @ x over 1 GiB, OpenBLAS sgemv, {threads} thread(s)): "
+              f"{bw:.1f} GB/s\n")
+        print("| dtype | kernels | weight bytes | bytes read per token | decode tokens/s, median (runs) | "
+              "bound tokens/s | of bound | load s |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+        for dtype in a.dtypes.split(","):
+            runs = [run(a.dir, dtype, threads, a.tokens) for _ in range(a.repeats)]
+            tps = statistics.median(r[0] for r in runs)
+            wb, summary, load = runs[0][1], runs[0][2], statistics.median(r[3] for r in runs)
+            per_tok = wb - embed
+            bound = bw * 1e9 / per_tok
+            print(f"| {dtype} | {summary} | {wb / 2**20:.0f} MiB | {per_tok / 2**20:.0f} MiB | {tps:.2f} "
+                  f"({', '.join(f'{r[0]:.2f}' for r in runs)}) | {bound:.1f} | {100 * tps / bound:.0f}% | {load:.1f} |",
+                  flush=True)
+    print(f"\nload average after: {os.getloadavg()[0]:.1f}")
 
+
+def cpu_model():
+    out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+    m = re.search(r"Model name:\s*(.*)", out)
+    return m.group(1).strip() if m else "?"
 
 if __name__ == "__main__":
     main()
