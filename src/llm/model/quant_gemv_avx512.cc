@@ -1,10 +1,10 @@
 // The AVX-512 weight-only int8 / int4 kernels (quant.h): a tile of MB rows of
-// x by NB output channels keeps MB x NB float accumulators; per 16 inputs each
-// channel's weights become float32(q * s), as DequantizeRows gives them (int8:
-// widened with vpmovsxbd / vcvtdq2ps and multiplied by the group's scale;
-// int4: looked up, see Int4Tile), and are shared by the MB rows' FMAs. Output channels are the outer loop, so a
-// channel's weights come from memory once per call and the later row blocks
-// find them in L1/L2.
+// x (int8 up to 2, int4 up to 4) by NB = 4 output channels keeps its float
+// accumulators in registers; per 16 inputs each channel's weights are widened
+// to float (int8: vpmovsxbd / vcvtdq2ps, scaled per group; int4: looked up
+// as float32(q * s), see Int4Tile) and shared by the MB rows' FMAs. Output
+// channels are the outer loop, so a channel's weights come from memory once
+// per call and the later row blocks find them in L1/L2.
 #include "llm/model/quant.h"
 
 #include <algorithm>
@@ -21,6 +21,9 @@ using TileFn = void (*)(const QGemvArgs& a, int64_t j0, int64_t i0);
 // prefetcher alone left the loads waiting on memory.
 constexpr int64_t kPrefetchBytes = 512;
 
+// int8: the products x * q of a group are summed first and scaled once at
+// the group's end (one multiply per group instead of one per 16 weights);
+// tiles of up to 2 rows keep both sets of accumulators in registers.
 template <int MB, int NB>
 void Int8Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
   const QuantizedMatrix& w = *a.w;
@@ -37,8 +40,9 @@ void Int8Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
     for (int jj = 0; jj < NB; ++jj) acc[ii][jj] = _mm512_setzero_ps();
   for (int64_t g = 0; g < w.groups; ++g) {
     const int64_t k0 = g * w.group, k1 = std::min(w.kp, k0 + w.group);
-    __m512 s[NB];
-    for (int jj = 0; jj < NB; ++jj) s[jj] = _mm512_set1_ps(sr[jj][g]);
+    __m512 part[MB][NB];
+    for (int ii = 0; ii < MB; ++ii)
+      for (int jj = 0; jj < NB; ++jj) part[ii][jj] = _mm512_setzero_ps();
     for (int64_t k = k0; k < k1; k += 16) {
       __m512 xv[MB];
 #pragma GCC unroll 4
@@ -47,10 +51,14 @@ void Int8Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
       for (int jj = 0; jj < NB; ++jj) {
         _mm_prefetch(reinterpret_cast<const char*>(wr[jj] + k) + kPrefetchBytes, _MM_HINT_T0);
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wr[jj] + k));
-        const __m512 wv = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b)), s[jj]);
+        const __m512 wv = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
 #pragma GCC unroll 4
-        for (int ii = 0; ii < MB; ++ii) acc[ii][jj] = _mm512_fmadd_ps(xv[ii], wv, acc[ii][jj]);
+        for (int ii = 0; ii < MB; ++ii) part[ii][jj] = _mm512_fmadd_ps(xv[ii], wv, part[ii][jj]);
       }
+    }
+    for (int jj = 0; jj < NB; ++jj) {
+      const __m512 s = _mm512_set1_ps(sr[jj][g]);
+      for (int ii = 0; ii < MB; ++ii) acc[ii][jj] = _mm512_fmadd_ps(part[ii][jj], s, acc[ii][jj]);
     }
   }
   for (int ii = 0; ii < MB; ++ii)
@@ -106,19 +114,17 @@ void Int4Tile(const QGemvArgs& a, int64_t j0, int64_t i0) {
     for (int jj = 0; jj < NB; ++jj) Store(a, i0 + ii, j0 + jj, _mm512_reduce_add_ps(acc[ii][jj]));
 }
 
-// tiles[mb - 1][0]: one channel, [1]: four channels.
-void Drive(const TileFn (&tiles)[4][2], const QGemvArgs& a, int64_t n0, int64_t n1) {
+// tiles[mb - 1][0]: one channel, [1]: four channels; MaxRows rows of x per tile.
+template <int MaxRows>
+void Drive(const TileFn (&tiles)[MaxRows][2], const QGemvArgs& a, int64_t n0, int64_t n1) {
   for (int64_t j = n0; j < n1;) {
     const bool four = j + 4 <= n1;
-    for (int64_t i = 0; i < a.m; i += 4) tiles[std::min<int64_t>(4, a.m - i) - 1][four](a, j, i);
+    for (int64_t i = 0; i < a.m; i += MaxRows) tiles[std::min<int64_t>(MaxRows, a.m - i) - 1][four](a, j, i);
     j += four ? 4 : 1;
   }
 }
 
-constexpr TileFn kInt8[4][2] = {{&Int8Tile<1, 1>, &Int8Tile<1, 4>},
-                                {&Int8Tile<2, 1>, &Int8Tile<2, 4>},
-                                {&Int8Tile<3, 1>, &Int8Tile<3, 4>},
-                                {&Int8Tile<4, 1>, &Int8Tile<4, 4>}};
+constexpr TileFn kInt8[2][2] = {{&Int8Tile<1, 1>, &Int8Tile<1, 4>}, {&Int8Tile<2, 1>, &Int8Tile<2, 4>}};
 constexpr TileFn kInt4[4][2] = {{&Int4Tile<1, 1>, &Int4Tile<1, 4>},
                                 {&Int4Tile<2, 1>, &Int4Tile<2, 4>},
                                 {&Int4Tile<3, 1>, &Int4Tile<3, 4>},
