@@ -9,7 +9,10 @@ under /tmp (not the repository). Each dtype runs `--repeats` times (8-token
 prompt, `--tokens` greedy tokens, each of `--threads` thread counts); the tool's decode
 tokens/s and weight bytes are read from its stderr and the median printed.
 
-The bound is read bandwidth / bytes read per decode step, the bytes being the
+CPU-time tokens/s: decode steps per CPU second of all the run's threads
+(the child's rusage, minus that of a 2-token run: load, prefill, one step), the
+steadier figure when other jobs share the cores. The bound is read
+bandwidth / bytes read per decode step, the bytes being the
 projections' weights the tool reports minus the float32 embedding table (a
 step reads one row of it). Read bandwidth: build/membw has no read-only mode
 and is not a build target, so it is measured here with numpy in a child
@@ -23,6 +26,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -99,7 +103,14 @@ def read_bandwidth(threads):
     return float(out.stdout.strip())
 
 
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(d, dtype, threads, tokens):
+    """(decode tokens/s, weight bytes, weight summary, load s, CPU seconds of the whole run)."""
+    c0 = child_cpu()
     proc = subprocess.run([TOOL, "--model", d, "--dtype", dtype, "--threads", str(threads), "--prompt-ids",
                            "1,2,3,4,5,6,7,8", "--max-tokens", str(tokens)], capture_output=True, text=True,
                           timeout=1200)
@@ -108,7 +119,7 @@ def run(d, dtype, threads, tokens):
     tps = float(re.search(r"decode ([\d.]+) tokens/s", proc.stderr).group(1))
     m = re.search(r"weights (.*): (\d+) bytes", proc.stderr)
     load = float(re.search(r"load ([\d.]+) s", proc.stderr).group(1))
-    return tps, int(m.group(2)), m.group(1), load
+    return tps, int(m.group(2)), m.group(1), load, child_cpu() - c0
 
 
 def main():
@@ -127,17 +138,20 @@ def main():
         print(f"\n{threads} thread(s); read bandwidth (numpy A @ x over 1 GiB, OpenBLAS sgemv, {threads} thread(s)): "
               f"{bw:.1f} GB/s\n")
         print("| dtype | kernels | weight bytes | bytes read per token | decode tokens/s, median (runs) | "
-              "bound tokens/s | of bound | load s |")
-        print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+              "bound tokens/s | of bound | CPU-time tokens/s | load s |")
+        print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for dtype in a.dtypes.split(","):
+            base = run(a.dir, dtype, threads, 2)[4]  # load + prefill + 1 decode step
             runs = [run(a.dir, dtype, threads, a.tokens) for _ in range(a.repeats)]
             tps = statistics.median(r[0] for r in runs)
             wb, summary, load = runs[0][1], runs[0][2], statistics.median(r[3] for r in runs)
+            # Decode steps per CPU second of all threads (steadier than wall time on a shared machine).
+            cpu_tps = (a.tokens - 2) / max(1e-9, statistics.median(r[4] for r in runs) - base)
             per_tok = wb - embed
             bound = bw * 1e9 / per_tok
             print(f"| {dtype} | {summary} | {wb / 2**20:.0f} MiB | {per_tok / 2**20:.0f} MiB | {tps:.2f} "
-                  f"({', '.join(f'{r[0]:.2f}' for r in runs)}) | {bound:.1f} | {100 * tps / bound:.0f}% | {load:.1f} |",
-                  flush=True)
+                  f"({', '.join(f'{r[0]:.2f}' for r in runs)}) | {bound:.1f} | {100 * tps / bound:.0f}% | "
+                  f"{cpu_tps:.2f} | {load:.1f} |", flush=True)
     print(f"\nload average after: {os.getloadavg()[0]:.1f}")
 
 
