@@ -17,9 +17,9 @@
 //
 // Kernels (QGemvKernel): for decode-shaped products (few rows of x), each
 // output channel's weights are read once per call and dequantized in
-// registers (AVX-512 16 and AVX2 8 inputs at a time, or scalar), shared by up
-// to 4 rows of x and 4 output channels per pass; picked at run time from the
-// CPU (and OPENCANN_ISA). QuantGemm::Run uses them for m <= kQGemvMaxRows and
+// registers (AVX-512 16 and AVX2 8 inputs at a time, or scalar), shared by a
+// tile of up to 4 rows of x (AVX-512 int8 and AVX2: 2) and 4 output channels;
+// picked at run time from the CPU (and OPENCANN_ISA). QuantGemm::Run uses them for m <= kQGemvMaxRows and
 // otherwise dequantizes a few hundred output channels at a time into float32
 // and runs the project's sgemm on them.
 #pragma once
