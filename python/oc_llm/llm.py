@@ -50,7 +50,8 @@ class LLM:
     tokenizer.json, tokenizer_config.json). engine_args are oc-llm-server's flags with underscores:
     served_model_name, max_model_len, max_num_seqs, max_num_batched_tokens, block_size,
     kv_cache_memory_bytes (int or "512MiB"), max_waiting_requests, threads, tensor_parallel_size (1),
-    dtype ("auto" / "float32"). Any other name is refused (ValueError naming it)."""
+    dtype ("auto", "float32", "bfloat16", "int8", "int4"), group_size. Any other name is refused
+    (ValueError naming it)."""
 
     def __init__(self, model, **engine_args):
         tok = engine_args.pop("tokenizer", None)

@@ -545,3 +545,25 @@ def test_prefix_cache_hits_in_metrics(server, hf):
     queries = metric(after, "vllm:prefix_cache_queries_total") - metric(before, "vllm:prefix_cache_queries_total")
     assert queries == 2 * len(ids)
     assert hits >= (len(ids) - 1) // 16 * 16  # the second request reuses the first's full blocks
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "int8", "int4"])
+def test_weight_dtypes_serve_what_the_model_layer_computes(dtype, model_dir, hf):
+    """--dtype loads the weights in that precision: the server's greedy text
+    is oc-llm-generate's with the same --dtype (the model layer, tested
+    against transformers on the same quantized weights in test_llm_weights)."""
+    _, tok = hf
+    ids = tok(PROMPTS[0])["input_ids"]
+    gen = subprocess.run([os.path.join(BUILD_DIR, "oc-llm-generate"), "--model", str(model_dir), "--dtype", dtype,
+                          "--threads", "2", "--prompt-ids", ",".join(map(str, ids)), "--max-tokens", "24"],
+                         capture_output=True, text=True, timeout=120)
+    assert gen.returncode == 0, gen.stderr
+    want = json.loads(gen.stdout)
+    want = want[0] if want and isinstance(want[0], list) else want
+    s = Server(model_dir, "--dtype", dtype, "--max-model-len", 128, "--kv-cache-memory-bytes", "4MiB")
+    try:
+        status, r = s.post("/v1/completions", {"prompt": ids, "max_tokens": 24, "temperature": 0, "ignore_eos": True})
+        assert status == 200, r
+        assert r["choices"][0]["text"] == tok.decode(want, skip_special_tokens=True)
+    finally:
+        s.stop()

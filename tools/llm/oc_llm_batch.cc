@@ -5,6 +5,7 @@
 //   oc-llm-batch --model DIR --requests FILE.json [--kv-cache-bytes N] [--max-num-seqs N]
 //                [--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N]
 //                [--enable-prefix-caching | --no-enable-prefix-caching]
+//                [--dtype auto|float32|bfloat16|int8|int4] [--group-size N]
 //   oc-llm-batch --sampling-probe FILE.json
 //
 // FILE.json is a list of requests: {"prompt_ids": [...], "arrival_step": 0, "id": "...",
@@ -193,6 +194,7 @@ int main(int argc, char** argv) {
       std::printf("usage: oc-llm-batch --model DIR --requests FILE.json [--kv-cache-bytes N] [--max-num-seqs N] "
                   "[--max-num-batched-tokens N] [--block-size N] [--max-model-len N] [--threads N] "
                   "[--enable-prefix-caching | --no-enable-prefix-caching]\n"
+                  "[--dtype auto|float32|bfloat16|int8|int4] [--group-size N]\n"
                   "       oc-llm-batch --sampling-probe FILE.json\n");
       return 0;
     }
@@ -208,6 +210,19 @@ int main(int argc, char** argv) {
       requests_file = v;
     } else if (a == "--sampling-probe") {
       probe = v;
+    } else if (a == "--dtype") {
+      auto d = oc::llm::ParseWeightDtype(v);
+      if (!d.ok()) return Fail("--dtype: " + d.status().message());
+      cfg.weight_dtype = *d;
+    } else if (a == "--group-size") {
+      try {
+        size_t used = 0;
+        const long long n = std::stoll(v, &used);
+        if (used != v.size() || n < 0) throw std::invalid_argument(v);
+        cfg.weight_group_size = n;
+      } catch (const std::exception&) {
+        return Fail("--group-size: \"" + v + "\" is not a valid size (expected a multiple of 32, or 0)");
+      }
     } else if (a == "--kv-cache-bytes" || a == "--max-num-seqs" || a == "--max-num-batched-tokens" ||
                a == "--block-size" || a == "--max-model-len" || a == "--threads") {
       long long n = 0;
@@ -307,7 +322,9 @@ int main(int argc, char** argv) {
                     {"preemptions", st.preemptions}, {"steps", st.steps}, {"running", st.running},
                     {"waiting", st.waiting}, {"prefix_caching", cfg.enable_prefix_caching},
                     {"prefix_cache_queries", st.prefix_cache_queries}, {"prefix_cache_hits", st.prefix_cache_hits},
-                    {"prefix_cache_evictions", st.prefix_cache_evictions}, {"cow_copies", st.cow_copies}}
+                    {"prefix_cache_evictions", st.prefix_cache_evictions}, {"cow_copies", st.cow_copies},
+                    {"weight_dtype", oc::llm::WeightDtypeName(e.model().weight_dtype())},
+                    {"weight_bytes", e.model().weight_bytes()}}
                    .dump()
             << "\n";
   return 0;

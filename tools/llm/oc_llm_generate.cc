@@ -3,6 +3,7 @@
 //
 //   oc-llm-generate --model DIR --prompt-ids 1,2,3 [--max-tokens N]
 //                   [--dump-logits FILE.npy] [--threads N] [--block-size N]
+//                   [--dtype auto|float32|bfloat16|int8|int4] [--group-size N]
 //   oc-llm-generate --model DIR --batch PROMPTS.json [--stagger] ...
 //
 // Prints the generated ids as a JSON array (one line per prompt with --batch,
@@ -12,7 +13,9 @@
 // one prefill with the other sequences' decodes. --dump-logits writes the
 // logits of each generated step as float32 .npy: [steps, vocab], or
 // [prompts, steps, vocab] with --batch.
-// Timing goes to stderr.
+// --dtype picks the projections' weight precision (default float32; see
+// src/llm/model/weight_dtype.h), --group-size the inputs per int8 / int4
+// scale. Timing and the weights' bytes go to stderr.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -87,6 +90,7 @@ int32_t ArgMax(const float* x, int64_t n) {
 int main(int argc, char** argv) {
   std::string model_dir, prompt_ids, batch_file, dump;
   int64_t max_tokens = 16, block_size = 16;
+  oc::llm::ModelOptions options;
   int threads = 0;
   bool stagger = false;
   for (int i = 1; i < argc; ++i) {
@@ -108,6 +112,26 @@ int main(int argc, char** argv) {
       ok = value(dump);
     else if (a == "--stagger")
       stagger = true;
+    else if (a == "--dtype") {
+      ok = value(v);
+      if (ok) {
+        auto d = oc::llm::ParseWeightDtype(v);
+        if (!d.ok()) return Fail("--dtype: " + d.status().message());
+        options.weight_dtype = *d;
+      }
+    } else if (a == "--group-size") {
+      ok = value(v);
+      if (ok) {
+        try {
+          size_t used = 0;
+          long long n = std::stoll(v, &used);
+          if (used != v.size() || n < 0) throw std::invalid_argument(v);
+          options.group_size = n;
+        } catch (const std::exception&) {
+          return Fail("--group-size: \"" + v + "\" is not a valid size (expected a multiple of 32, or 0)");
+        }
+      }
+    }
     else if (a == "--max-tokens" || a == "--threads" || a == "--block-size") {
       ok = value(v);
       if (ok) {
@@ -128,7 +152,8 @@ int main(int argc, char** argv) {
     } else if (a == "-h" || a == "--help") {
       std::printf(
           "usage: oc-llm-generate --model DIR (--prompt-ids 1,2,3 | --batch FILE.json) [--max-tokens N] "
-          "[--dump-logits FILE.npy] [--threads N] [--block-size N] [--stagger]\n");
+          "[--dump-logits FILE.npy] [--threads N] [--block-size N] [--stagger] "
+          "[--dtype auto|float32|bfloat16|int8|int4] [--group-size N]\n");
       return 0;
     } else {
       return Fail("unknown argument " + a);
@@ -175,9 +200,11 @@ int main(int argc, char** argv) {
     pool = own_pool.get();
   }
   auto t_load = std::chrono::steady_clock::now();
-  auto model = oc::llm::Model::Load(model_dir, pool);
+  auto model = oc::llm::Model::Load(model_dir, pool, options);
   if (!model.ok()) return Fail(model.status().ToString());
   oc::llm::Model& m = **model;
+  std::fprintf(stderr, "oc-llm-generate: weights %s: %lld bytes (%.1f MiB)\n", m.WeightSummary().c_str(),
+               static_cast<long long>(m.weight_bytes()), static_cast<double>(m.weight_bytes()) / (1 << 20));
   const int64_t vocab = m.config().vocab;
 
   const size_t S = prompts.size();

@@ -3,7 +3,6 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <memory>
 #include <pthread.h>
 #include <string>
@@ -11,6 +10,8 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "llm/model/weight_dtype.h"
+#include "llm/server/byte_size.h"
 #include "llm/server/http_server.h"
 #include "llm/server/service.h"
 
@@ -35,7 +36,9 @@ tokenizer.json, tokenizer_config.json) with the OpenAI API: /v1/completions,
   --kv-cache-memory-bytes N      the KV-cache budget, e.g. 512MiB or 2G (default 1GiB)
   --max-waiting-requests N       requests that may wait for a batch slot; beyond, 429 (default 256)
   --tensor-parallel-size N       ranks for tensor parallelism (only 1 is supported so far)
-  --dtype T                      weight precision: auto or float32 (others are not supported yet)
+  --dtype T                      weight precision: auto (= float32), float32, bfloat16, int8, int4
+  --group-size N                 int8 / int4: inputs per scale (a multiple of 32; default: int8 per
+                                 channel, int4 128)
   --threads N                    compute threads (default: the cores this process may use)
   --help                         this text
 )";
@@ -43,25 +46,6 @@ tokenizer.json, tokenizer_config.json) with the OpenAI API: /v1/completions,
 int Fail(const std::string& msg) {
   std::fprintf(stderr, "oc-llm-server: %s\n", msg.c_str());
   return 2;
-}
-
-// "512MiB", "2G", "1048576": bytes (K/M/G powers of 1024, with or without "iB").
-bool ParseBytes(const std::string& s, int64_t* out) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    return false;
-  }
-  std::string unit = s.substr(used);
-  static const std::map<std::string, int64_t> kUnits = {
-      {"", 1}, {"B", 1}, {"K", 1LL << 10}, {"KiB", 1LL << 10}, {"k", 1LL << 10}, {"M", 1LL << 20}, {"MiB", 1LL << 20},
-      {"m", 1LL << 20}, {"G", 1LL << 30}, {"GiB", 1LL << 30}, {"g", 1LL << 30}};
-  auto it = kUnits.find(unit);
-  if (it == kUnits.end() || n < 1 || n > (INT64_MAX / it->second)) return false;
-  *out = n * it->second;
-  return true;
 }
 
 bool ParsePositive(const std::string& s, int64_t* out, int64_t lo = 1) {
@@ -127,13 +111,17 @@ int main(int argc, char** argv) {
     else if (a == "--max-waiting-requests") { if (!positive(0)) return 2; cfg.max_waiting_requests = n; }
     else if (a == "--threads") { if (!positive()) return 2; threads = std::min<int64_t>(n, oc::ThreadPool::kMaxThreads); }
     else if (a == "--kv-cache-memory-bytes") {
-      if (!ParseBytes(v, &cfg.engine.kv_cache_bytes)) return Fail(a + ": \"" + v + "\" is not a size (e.g. 536870912, 512MiB, 2G)");
+      if (!oc::llm::server::ParseByteSize(v, &cfg.engine.kv_cache_bytes)) return Fail(a + ": \"" + v + "\" is not a size (e.g. 536870912, 512MiB, 2G)");
     } else if (a == "--tensor-parallel-size") {
       if (!positive()) return 2;
       if (n != 1) return Fail("--tensor-parallel-size " + v + " is not supported yet (only 1)");
     } else if (a == "--dtype") {
-      if (v != "auto" && v != "float32" && v != "float")
-        return Fail("--dtype " + v + " is not supported yet (auto or float32; bf16 and int8/int4 weights are planned)");
+      auto d = oc::llm::ParseWeightDtype(v);
+      if (!d.ok()) return Fail("--dtype: " + d.status().message());
+      cfg.engine.weight_dtype = *d;
+    } else if (a == "--group-size") {
+      if (!positive(0)) return 2;
+      cfg.engine.weight_group_size = n;
     } else {
       return Fail("unknown argument " + a + " (see --help)");
     }

@@ -7,12 +7,13 @@
 #include <cstring>
 #include <exception>
 #include <limits>
-#include <map>
 #include <memory>
 #include <new>
 #include <string>
 
 #include "base/thread_pool.h"
+#include "llm/model/weight_dtype.h"
+#include "llm/server/byte_size.h"
 #include "llm/server/offline_run.h"
 #include "llm/server/openai_api.h"
 #include "llm/server/service.h"
@@ -27,6 +28,10 @@ namespace {
 using oc::llm::server::ApiError;
 using oc::llm::server::BadRequest;
 using oc::llm::server::Json;
+using oc::llm::server::ParseByteSize;
+using oc::Expected;
+using oc::llm::ParseWeightDtype;
+using oc::llm::WeightDtype;
 
 thread_local std::string t_last_error;
 
@@ -110,23 +115,6 @@ int Request(oc_llm_t* llm, const char* request_json, char** reply_json, F&& fn) 
   });
 }
 
-// "512MiB", "2G", "1048576": bytes (K/M/G powers of 1024, with or without "iB").
-bool ParseBytes(const std::string& s, int64_t* out) {
-  size_t used = 0;
-  long long n = 0;
-  try {
-    n = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    return false;
-  }
-  static const std::map<std::string, int64_t> kUnits = {
-      {"", 1},          {"B", 1},         {"K", 1LL << 10}, {"KiB", 1LL << 10}, {"k", 1LL << 10}, {"M", 1LL << 20},
-      {"MiB", 1LL << 20}, {"m", 1LL << 20}, {"G", 1LL << 30}, {"GiB", 1LL << 30}, {"g", 1LL << 30}};
-  auto it = kUnits.find(s.substr(used));
-  if (it == kUnits.end() || n < 1 || n > std::numeric_limits<int64_t>::max() / it->second) return false;
-  *out = n * it->second;
-  return true;
-}
 
 std::optional<ApiError> ConfigInt(const Json& v, const std::string& key, int64_t lo, int64_t hi, int64_t* out) {
   if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi)) ||
@@ -175,7 +163,7 @@ std::optional<ApiError> ParseConfig(const Json& c, Config* cfg) {
       cfg->threads = n;
     } else if (k == "kv_cache_memory_bytes") {
       if (v.is_string()) {
-        if (!ParseBytes(v.get<std::string>(), &cfg->svc.engine.kv_cache_bytes))
+        if (!ParseByteSize(v.get<std::string>(), &cfg->svc.engine.kv_cache_bytes))
           return BadRequest(k, k + " \"" + v.get<std::string>() + "\" is not a size (e.g. 536870912, \"512MiB\", \"2G\")");
       } else {
         if ((err = integer(1, std::numeric_limits<int64_t>::max()))) return err;
@@ -189,16 +177,18 @@ std::optional<ApiError> ParseConfig(const Json& c, Config* cfg) {
         return e;
       }
     } else if (k == "dtype") {
-      if (!v.is_string() || (v != "auto" && v != "float32" && v != "float")) {
-        ApiError e = BadRequest(k, "dtype " + v.dump() + " is not supported yet (\"auto\" or \"float32\")");
-        e.code = "not_supported";
-        return e;
-      }
+      if (!v.is_string()) return BadRequest(k, "dtype must be a string, got " + v.dump());
+      Expected<WeightDtype> d = ParseWeightDtype(v.get<std::string>());
+      if (!d.ok()) return BadRequest(k, "dtype: " + d.status().message());
+      cfg->svc.engine.weight_dtype = *d;
+    } else if (k == "group_size") {
+      if ((err = integer(0, kMax))) return err;
+      cfg->svc.engine.weight_group_size = n;
     } else {
       return BadRequest(k, "unknown config key \"" + k +
                                "\" (expected model, served_model_name, max_model_len, max_num_seqs, "
                                "max_num_batched_tokens, block_size, kv_cache_memory_bytes, max_waiting_requests, "
-                               "threads, tensor_parallel_size, dtype)");
+                               "threads, tensor_parallel_size, dtype, group_size)");
     }
   }
   if (cfg->svc.engine.model_dir.empty()) return BadRequest("model", "model (the model folder) is required");

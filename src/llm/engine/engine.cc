@@ -34,7 +34,10 @@ Expected<std::unique_ptr<Engine>> Engine::Create(EngineConfig cfg) {
     return InvalidArgument("max_num_batched_tokens ", cfg.max_num_batched_tokens, " is invalid (expected >= 1)");
   if (cfg.kv_cache_bytes < 1) return InvalidArgument("kv_cache_bytes ", cfg.kv_cache_bytes, " is invalid (expected >= 1)");
   std::unique_ptr<Engine> e(new Engine());
-  OC_ASSIGN_OR_RETURN(e->model_, Model::Load(cfg.model_dir, cfg.pool ? cfg.pool : &ThreadPool::Global()));
+  ModelOptions mo;
+  mo.weight_dtype = cfg.weight_dtype;
+  mo.group_size = cfg.weight_group_size;
+  OC_ASSIGN_OR_RETURN(e->model_, Model::Load(cfg.model_dir, cfg.pool ? cfg.pool : &ThreadPool::Global(), mo));
   const ModelConfig& mc = e->model_->config();
   const int64_t maxpos = mc.max_positions;
   if (cfg.max_model_len == 0) cfg.max_model_len = maxpos;

@@ -40,6 +40,8 @@ struct EngineConfig {
   ThreadPool* pool = nullptr;      // null: ThreadPool::Global()
   std::vector<int32_t> eos_token_ids;  // empty: config.json's eos_token_id
   bool enable_prefix_caching = true;   // reuse the KV of cached full blocks of earlier requests (vLLM's default)
+  WeightDtype weight_dtype = WeightDtype::kFloat32;  // projections' precision (weight_dtype.h)
+  int64_t weight_group_size = 0;  // int8 / int4 inputs per scale; 0: the dtype's default
 };
 
 // What one step produced for one request.

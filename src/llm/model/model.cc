@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <set>
 
 #include "llm/model/checkpoint.h"
@@ -62,7 +64,21 @@ void RopeHead(float* x, int64_t d, const float* cos, const float* sin) {
 
 }  // namespace
 
-Expected<std::unique_ptr<Model>> Model::Load(const std::string& dir, ThreadPool* pool) {
+Expected<std::unique_ptr<Model>> Model::Load(const std::string& dir, ThreadPool* pool, const ModelOptions& options) {
+  WeightFormat fmt;
+  fmt.dtype = options.weight_dtype;
+  OC_ASSIGN_OR_RETURN(fmt.group_size, ResolveGroupSize(options.weight_dtype, options.group_size));
+  if (fmt.dtype == WeightDtype::kBfloat16) {
+    fmt.bf16 = gemm::DefaultBf16Ukernel();
+    if (!fmt.bf16) {
+      static std::once_flag note;
+      std::call_once(note, [] {
+        std::fprintf(stderr,
+                     "[opencann] note: bfloat16 weights asked for, but this CPU has neither AMX-BF16 nor "
+                     "AVX512_BF16: the bf16-rounded weights run through the float32 GEMM (no memory saved)\n");
+      });
+    }
+  }
   OC_ASSIGN_OR_RETURN(auto ck, Checkpoint::Open(dir));
   auto cfg = ParseModelConfig(ck->config());
   if (!cfg.ok()) return cfg.status().WithContext(dir);
@@ -70,7 +86,9 @@ Expected<std::unique_ptr<Model>> Model::Load(const std::string& dir, ThreadPool*
   m->cfg_ = std::move(cfg).value();
   m->pool_ = pool;
   m->uk_ = &gemm::DefaultUkernel();
-  OC_ASSIGN_OR_RETURN(m->w_, LoadWeights(*ck, m->cfg_, *m->uk_));
+  m->fmt_ = fmt;
+  if (fmt.dtype == WeightDtype::kInt8 || fmt.dtype == WeightDtype::kInt4) m->qk_ = &DefaultQGemvKernel();
+  OC_ASSIGN_OR_RETURN(m->w_, LoadWeights(*ck, m->cfg_, *m->uk_, fmt));
   if (!m->cfg_.is_gpt2()) m->inv_freq_ = m->cfg_.RopeInvFreq();
   m->EnsureCapacity(64);
   return m;
@@ -96,12 +114,51 @@ void Model::EnsureCapacity(int64_t tokens) {
     max_k = std::max({max_k, l.qkv.in, l.o.in, l.up.in, l.down.in});
   }
   plan_ = gemm::SgemmPlan(*uk_, rows, max_n, max_k, pool_->num_threads());
-  const size_t bytes = std::max<size_t>(plan_.ScratchBytes(), 64);
+  size_t bytes = std::max<size_t>(plan_.ScratchBytes(), 64);
+  if (fmt_.bf16) {
+    bf16_plan_ = gemm::Bf16GemmPlan(*fmt_.bf16, rows, max_n, max_k, pool_->num_threads());
+    bytes = std::max(bytes, bf16_plan_.ScratchBytes());
+  }
   scratch_ = {static_cast<float*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)), FreeAligned};
   plan_rows_ = rows;
 }
 
+std::string Model::WeightSummary() const {
+  std::string s = WeightDtypeName(fmt_.dtype);
+  switch (fmt_.dtype) {
+    case WeightDtype::kFloat32:
+      return s + " (" + uk_->name + ")";
+    case WeightDtype::kBfloat16:
+      return s + (fmt_.bf16 ? std::string(" (") + fmt_.bf16->name + ")"
+                            : std::string(" (emulated on ") + uk_->name + ", no bf16 micro-kernel)");
+    case WeightDtype::kInt8:
+    case WeightDtype::kInt4:
+      return s + " (" + (fmt_.group_size ? "group " + std::to_string(fmt_.group_size) : "per output channel") +
+             ", " + qk_->name + ")";
+  }
+  return s;
+}
+
 void Model::Gemm(const Linear& w, const float* x, int64_t m, float* y, const float* residual) {
+  if (w.dtype == WeightDtype::kInt8 || w.dtype == WeightDtype::kInt4) {
+    QGemvArgs a;
+    a.w = &w.q;
+    a.x = x;
+    a.ldx = w.in;
+    a.m = m;
+    a.y = y;
+    a.ldy = w.out;
+    a.bias = w.bias.empty() ? nullptr : w.bias.data();
+    a.residual = residual;
+    a.ldr = w.out;
+    QuantGemm::Run(*qk_, a, pool_, plan_, scratch_.get(), qpad_, qdeq_);
+    return;
+  }
+  if (w.bf16_emulated) {  // bf16 without a bf16 micro-kernel: the inputs rounded as the bf16 GEMM rounds them
+    gemm_in_.resize(static_cast<size_t>(m * w.in));
+    for (size_t i = 0; i < gemm_in_.size(); ++i) gemm_in_[i] = gemm::Bf16ToFloat(gemm::FloatToBf16(x[i]));
+    x = gemm_in_.data();
+  }
   gemm::SgemmArgs g;
   g.m = m;
   g.n = w.out;
@@ -118,6 +175,11 @@ void Model::Gemm(const Linear& w, const float* x, int64_t m, float* y, const flo
   if (residual) {
     g.epilogue.residual = residual;
     g.epilogue.ldr = w.out;
+  }
+  if (w.dtype == WeightDtype::kBfloat16 && !w.bf16_emulated) {
+    g.packed_b = nullptr;
+    bf16_plan_.Run(g, nullptr, w.w_bf16.data(), pool_, scratch_.get());
+    return;
   }
   plan_.Run(g, pool_, scratch_.get());
 }

@@ -196,5 +196,70 @@ TEST_F(ModelTest, StepsThatWouldCorruptTheCacheAreRefused) {
   EXPECT_NE(st.message().find("KV cache has 1 layers"), std::string::npos) << st.message();
 }
 
+// Logits after each token of `toks`, fed one per step (decode-shaped GEMMs),
+// or (whole) those of the last token after one prefill of all of them.
+std::vector<float> RunTokens(Model& m, const std::vector<int32_t>& toks, bool whole) {
+  KvCache c = std::move(KvCache::Create(m.CacheShape(16, 4))).value();
+  std::vector<int32_t> table;
+  std::vector<float> logits(kVocab);
+  EXPECT_TRUE(c.Reserve(table, static_cast<int64_t>(toks.size())).ok());
+  if (whole) {
+    SeqStep s{toks, 0, table};
+    EXPECT_TRUE(m.Forward({&s, 1}, c, logits.data()).ok());
+    return logits;
+  }
+  for (size_t i = 0; i < toks.size(); ++i) {
+    SeqStep s{{&toks[i], 1}, static_cast<int64_t>(i), table};
+    EXPECT_TRUE(m.Forward({&s, 1}, c, logits.data()).ok());
+  }
+  return logits;
+}
+
+TEST_F(ModelTest, WeightDtypesChosenAtLoad) {
+  // 20 tokens: the prefill's GEMMs have 20 rows (int8 / int4: dequantized
+  // chunks + sgemm), the decode steps one (the int8 / int4 kernels).
+  std::vector<int32_t> toks;
+  for (int i = 0; i < 20; ++i) toks.push_back((i * 7 + 3) % kVocab);
+  const std::vector<float> ref = RunTokens(*model_, toks, true);
+  double ref_scale = 0;
+  for (float v : ref) ref_scale = std::max(ref_scale, std::fabs(static_cast<double>(v)));
+  int64_t prev_bytes = model_->weight_bytes();
+  EXPECT_EQ(model_->weight_dtype(), WeightDtype::kFloat32);
+  // Loose bounds against float32 (random weights, 2 layers); the tight
+  // comparisons on the same quantized weights are test_llm_model.py's.
+  for (const auto& [dtype, tol] : {std::pair{WeightDtype::kBfloat16, 0.05}, std::pair{WeightDtype::kInt8, 0.05},
+                                   std::pair{WeightDtype::kInt4, 0.5}}) {
+    SCOPED_TRACE(WeightDtypeName(dtype));
+    ModelOptions o;
+    o.weight_dtype = dtype;
+    auto m = Model::Load(dir_->string(), pool_, o);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    EXPECT_EQ((*m)->weight_dtype(), dtype);
+    const int64_t bytes = (*m)->weight_bytes();
+    if (dtype != WeightDtype::kBfloat16 || gemm::DefaultBf16Ukernel()) {
+      EXPECT_LT(bytes, prev_bytes);
+    }
+    prev_bytes = bytes;
+    const std::vector<float> whole = RunTokens(**m, toks, true), steps = RunTokens(**m, toks, false);
+    double err = 0, path = 0;
+    for (int64_t i = 0; i < kVocab; ++i) {
+      err = std::max(err, std::fabs(static_cast<double>(whole[i]) - ref[i]));
+      path = std::max(path, std::fabs(static_cast<double>(whole[i]) - steps[i]));
+    }
+    EXPECT_LT(err, tol * ref_scale) << "vs float32";
+    // Decode steps and one prefill agree (bf16: the inputs' rounding may flip between paths).
+    EXPECT_LT(path, (dtype == WeightDtype::kBfloat16 ? 1e-2 : 1e-4) * ref_scale) << "steps vs prefill";
+  }
+  ModelOptions bad;
+  bad.weight_dtype = WeightDtype::kInt4;
+  bad.group_size = 40;
+  auto m = Model::Load(dir_->string(), pool_, bad);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("group size 40 is invalid"), std::string::npos) << m.status().ToString();
+  bad.weight_dtype = WeightDtype::kBfloat16;
+  bad.group_size = 64;
+  EXPECT_FALSE(Model::Load(dir_->string(), pool_, bad).ok());
+}
+
 }  // namespace
 }  // namespace oc::llm

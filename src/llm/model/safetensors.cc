@@ -14,19 +14,19 @@
 
 namespace oc::llm {
 
-const char* WeightDtypeName(WeightDtype d) {
+const char* TensorDtypeName(TensorDtype d) {
   switch (d) {
-    case WeightDtype::kF32:
+    case TensorDtype::kF32:
       return "F32";
-    case WeightDtype::kF16:
+    case TensorDtype::kF16:
       return "F16";
-    case WeightDtype::kBF16:
+    case TensorDtype::kBF16:
       return "BF16";
   }
   return "?";
 }
 
-size_t WeightDtypeSize(WeightDtype d) { return d == WeightDtype::kF32 ? 4 : 2; }
+size_t TensorDtypeSize(TensorDtype d) { return d == TensorDtype::kF32 ? 4 : 2; }
 
 int64_t TensorRef::numel() const {
   int64_t n = 1;
@@ -65,10 +65,10 @@ MappedFile::~MappedFile() {
 
 namespace {
 
-Expected<WeightDtype> ParseDtype(const std::string& s, const std::string& file, const std::string& name) {
-  if (s == "F32") return WeightDtype::kF32;
-  if (s == "F16") return WeightDtype::kF16;
-  if (s == "BF16") return WeightDtype::kBF16;
+Expected<TensorDtype> ParseDtype(const std::string& s, const std::string& file, const std::string& name) {
+  if (s == "F32") return TensorDtype::kF32;
+  if (s == "F16") return TensorDtype::kF16;
+  if (s == "BF16") return TensorDtype::kBF16;
   return NotSupported(file, ": tensor '", name, "' has dtype ", s,
                       ", which is not supported (supported: F32, F16, BF16)");
 }
@@ -127,10 +127,10 @@ Expected<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
     if (end > data_size)
       return InvalidFile(path, ": truncated safetensors file: tensor '", name, "' ends at data offset ", end,
                          " (file offset ", 8 + n + end, ") but the file has ", bytes.size(), " bytes");
-    const uint64_t expect = numel * WeightDtypeSize(t.dtype);
+    const uint64_t expect = numel * TensorDtypeSize(t.dtype);
     if (end - begin != expect)
       return bad(StrCat("data_offsets [", begin, ", ", end, "] hold ", end - begin, " bytes, expected ", expect,
-                        " for ", WeightDtypeName(t.dtype), " of ", numel, " elements"));
+                        " for ", TensorDtypeName(t.dtype), " of ", numel, " elements"));
     t.data = {data + begin, static_cast<size_t>(end - begin)};
     f->tensors_.emplace(name, std::move(t));
   }
@@ -143,17 +143,17 @@ void ConvertToFloat(const TensorRef& t, float* dst) {
   const int64_t n = t.numel();
   const uint8_t* p = t.data.data();
   switch (t.dtype) {
-    case WeightDtype::kF32:
+    case TensorDtype::kF32:
       std::memcpy(dst, p, static_cast<size_t>(n) * 4);
       break;
-    case WeightDtype::kF16:
+    case TensorDtype::kF16:
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);
         dst[i] = ew::HalfToFloat(h);
       }
       break;
-    case WeightDtype::kBF16:
+    case TensorDtype::kBF16:
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, p + 2 * i, 2);

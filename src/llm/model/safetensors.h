@@ -26,10 +26,10 @@
 
 namespace oc::llm {
 
-enum class WeightDtype { kF32, kF16, kBF16 };
+enum class TensorDtype { kF32, kF16, kBF16 };
 
-const char* WeightDtypeName(WeightDtype d);
-size_t WeightDtypeSize(WeightDtype d);
+const char* TensorDtypeName(TensorDtype d);
+size_t TensorDtypeSize(TensorDtype d);
 
 // A read-only memory mapping of a whole file; unmapped on destruction.
 class MappedFile {
@@ -52,7 +52,7 @@ class MappedFile {
 // One tensor of a safetensors file: its bytes point into the mapping.
 struct TensorRef {
   std::string name;
-  WeightDtype dtype = WeightDtype::kF32;
+  TensorDtype dtype = TensorDtype::kF32;
   std::vector<int64_t> shape;
   std::span<const uint8_t> data;
   const std::string* file = nullptr;  // the file it lives in (for messages)

@@ -6,22 +6,56 @@ namespace oc::llm {
 
 namespace {
 
+constexpr int64_t kPackHeader = 64;  // bytes of a packed operand's header
+
 // Packs W given as row blocks of HF Linear weights ([out_i, in] each, stacked
-// into [sum out_i, in]) or as one Conv1D weight ([in, out], `conv1d`).
-Linear Pack(const gemm::GemmUkernel& uk, const std::vector<float>& w, int64_t in, int64_t out, bool conv1d,
-            std::vector<float> bias) {
+// into [sum out_i, in]) or as one Conv1D weight ([in, out], `conv1d`), in the
+// chosen dtype; `name` is for errors.
+Expected<Linear> Pack(const gemm::GemmUkernel& uk, const WeightFormat& fmt, const std::string& name,
+                      std::vector<float> w, int64_t in, int64_t out, bool conv1d, std::vector<float> bias) {
   Linear l;
   l.in = in;
   l.out = out;
-  l.w = conv1d ? gemm::PackedOperand::Make(uk, gemm::PackedSide::kB, w.data(), out, false, out, in, {})
-               : gemm::PackedOperand::Make(uk, gemm::PackedSide::kB, w.data(), in, true, out, in, {});
+  l.dtype = fmt.dtype;
   l.bias = std::move(bias);
+  const int64_t ld = conv1d ? out : in;
+  const bool trans = !conv1d;
+  switch (fmt.dtype) {
+    case WeightDtype::kBfloat16:
+      if (fmt.bf16) {
+        l.w_bf16 = gemm::Bf16PackedOperand::Make(gemm::PackedSide::kB, w.data(), ld, trans, out, in, {});
+        l.w_bytes = gemm::Bf16PackedBSize(out, in) * 2 + kPackHeader;
+        return l;
+      }
+      for (float& v : w) v = gemm::Bf16ToFloat(gemm::FloatToBf16(v));
+      l.bf16_emulated = true;
+      [[fallthrough]];
+    case WeightDtype::kFloat32:
+      l.w = gemm::PackedOperand::Make(uk, gemm::PackedSide::kB, w.data(), ld, trans, out, in, {});
+      l.w_bytes = gemm::PackedBSize(uk, out, in) * 4 + kPackHeader;
+      return l;
+    case WeightDtype::kInt8:
+    case WeightDtype::kInt4: {
+      if (conv1d) {  // [in, out] -> [out, in]
+        std::vector<float> t(w.size());
+        for (int64_t i = 0; i < in; ++i)
+          for (int64_t j = 0; j < out; ++j) t[static_cast<size_t>(j * in + i)] = w[static_cast<size_t>(i * out + j)];
+        w.swap(t);
+      }
+      auto q = Quantize(w.data(), out, in, fmt.dtype == WeightDtype::kInt8 ? 8 : 4, fmt.group_size);
+      if (!q.ok()) return q.status().WithContext(name);
+      l.q = std::move(q).value();
+      l.w_bytes = l.q.bytes();
+      return l;
+    }
+  }
   return l;
 }
 
 struct Loader {
   const Checkpoint& ck;
   const gemm::GemmUkernel& uk;
+  const WeightFormat& fmt;
 
   Expected<std::vector<float>> Get(const std::string& name, std::vector<int64_t> shape) const {
     return ck.Read(name, shape);
@@ -39,12 +73,12 @@ struct Loader {
       }
       out += o;
     }
-    return Pack(uk, w, in, out, false, std::move(b));
+    return Pack(uk, fmt, parts.front().first, std::move(w), in, out, false, std::move(b));
   }
   Expected<Linear> Conv1D(const std::string& name, int64_t in, int64_t out) const {
     OC_ASSIGN_OR_RETURN(auto w, Get(name + ".weight", {in, out}));
     OC_ASSIGN_OR_RETURN(auto b, Get(name + ".bias", {out}));
-    return Pack(uk, w, in, out, true, std::move(b));
+    return Pack(uk, fmt, name, std::move(w), in, out, true, std::move(b));
   }
 };
 
@@ -68,7 +102,7 @@ Status LoadGpt2(const Loader& ld, const ModelConfig& c, WeightStore& ws) {
   }
   OC_ASSIGN_OR_RETURN(ws.final_w, ld.Get(p + "ln_f.weight", {e}));
   OC_ASSIGN_OR_RETURN(ws.final_b, ld.Get(p + "ln_f.bias", {e}));
-  ws.lm_head = Pack(ld.uk, ws.embed, e, c.vocab, false, {});
+  OC_ASSIGN_OR_RETURN(ws.lm_head, Pack(ld.uk, ld.fmt, "lm_head (tied to wte)", ws.embed, e, c.vocab, false, {}));
   return Status::Ok();
 }
 
@@ -92,7 +126,8 @@ Status LoadLlama(const Loader& ld, const ModelConfig& c, WeightStore& ws) {
   }
   OC_ASSIGN_OR_RETURN(ws.final_w, ld.Get("model.norm.weight", {e}));
   if (c.tie_embeddings) {
-    ws.lm_head = Pack(ld.uk, ws.embed, e, c.vocab, false, {});
+    OC_ASSIGN_OR_RETURN(ws.lm_head,
+                        Pack(ld.uk, ld.fmt, "lm_head (tied to embed_tokens)", ws.embed, e, c.vocab, false, {}));
   } else {
     OC_ASSIGN_OR_RETURN(ws.lm_head, ld.Fused({{"lm_head", c.vocab}}, e, false));
   }
@@ -101,9 +136,19 @@ Status LoadLlama(const Loader& ld, const ModelConfig& c, WeightStore& ws) {
 
 }  // namespace
 
-Expected<WeightStore> LoadWeights(const Checkpoint& ck, const ModelConfig& cfg, const gemm::GemmUkernel& uk) {
+int64_t WeightStore::bytes() const {
+  auto f = [](const std::vector<float>& v) { return static_cast<int64_t>(v.size()) * 4; };
+  int64_t b = f(embed) + f(positions) + f(final_w) + f(final_b) + lm_head.bytes();
+  for (const LayerWeights& l : layers)
+    b += f(l.norm1_w) + f(l.norm1_b) + f(l.norm2_w) + f(l.norm2_b) + l.qkv.bytes() + l.o.bytes() + l.up.bytes() +
+         l.down.bytes();
+  return b;
+}
+
+Expected<WeightStore> LoadWeights(const Checkpoint& ck, const ModelConfig& cfg, const gemm::GemmUkernel& uk,
+                                  const WeightFormat& fmt) {
   WeightStore ws;
-  Loader ld{ck, uk};
+  Loader ld{ck, uk, fmt};
   OC_RETURN_IF_ERROR(cfg.is_gpt2() ? LoadGpt2(ld, cfg, ws) : LoadLlama(ld, cfg, ws));
   return ws;
 }
