@@ -1,6 +1,7 @@
 #include "llm/tokenizer/tokenizer.h"
 
 #include <filesystem>
+#include <vector>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -188,7 +189,16 @@ Expected<Tokenizer> Tokenizer::Load(const std::string& folder_or_file) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path path(folder_or_file);
-  if (fs::is_directory(path, ec)) path /= "tokenizer.json";
+  if (fs::is_regular_file(path, ec) && path.extension() == ".gguf") return FromGguf(path.string());
+  if (fs::is_directory(path, ec)) {
+    if (!fs::exists(path / "tokenizer.json", ec)) {
+      std::vector<fs::path> ggufs;
+      for (const auto& e : fs::directory_iterator(path, ec))
+        if (e.is_regular_file() && e.path().extension() == ".gguf") ggufs.push_back(e.path());
+      if (ggufs.size() == 1) return FromGguf(ggufs[0].string());
+    }
+    path /= "tokenizer.json";
+  }
   if (!fs::exists(path, ec))
     return NotFound(path.string(), ": no such file (expected a tokenizer.json or a folder holding one)");
   OC_ASSIGN_OR_RETURN(std::string text, ReadFile(path));

@@ -1,0 +1,151 @@
+// Tokenizer from a GGUF file's tokenizer.ggml.* metadata: the equivalent
+// tokenizer.json (and tokenizer_config.json) is built in memory and loaded by
+// Tokenizer::FromJson, so that encoding is the one of Hugging Face tokenizers.
+// Supported: tokenizer.ggml.model "gpt2" (byte-level BPE) with
+// tokenizer.ggml.pre "default" / "gpt2", "llama-bpe" / "llama3", "qwen2";
+// see docs/llm.md ("GGUF").
+#include <nlohmann/json.hpp>
+
+#include "llm/model/gguf.h"
+#include "llm/tokenizer/tokenizer.h"
+
+namespace oc::llm {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The pre-tokenizer regexes of the Hugging Face tokenizer.json files of GPT-2,
+// Llama 3 and Qwen2.
+constexpr const char* kLlama3Regex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+constexpr const char* kQwen2Regex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+    "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+
+Json ByteLevel(bool use_regex) {
+  return {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", use_regex}};
+}
+
+Json SplitThenBytes(const char* regex) {
+  return {{"type", "Sequence"},
+          {"pretokenizers",
+           Json::array({{{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}},
+                        ByteLevel(false)})}};
+}
+
+// An array-of-`type` metadata value; errors name the key.
+Expected<const Json*> Array(const GgufFile& g, const std::string& key, GgufValueType type, bool required) {
+  const GgufValue* v = g.Find(key);
+  if (!v) {
+    if (required) return InvalidFile(g.path(), ": metadata ", key, " is missing");
+    return static_cast<const Json*>(nullptr);
+  }
+  if (v->type != GgufValueType::kArray || (v->elem_type != type && !v->value.empty()))
+    return InvalidFile(g.path(), ": metadata ", key, " is not an array of the expected type");
+  return &v->value;
+}
+
+Expected<std::optional<int64_t>> TokenId(const GgufFile& g, const std::string& key, size_t vocab) {
+  const GgufValue* v = g.Find(key);
+  if (!v) return std::optional<int64_t>();
+  if (!v->value.is_number_integer() || v->value.get<int64_t>() < 0 || v->value.get<uint64_t>() >= vocab)
+    return InvalidFile(g.path(), ": metadata ", key, " is ", v->value.dump(), ", not a token id below ", vocab);
+  return std::optional<int64_t>(v->value.get<int64_t>());
+}
+
+}  // namespace
+
+Expected<Tokenizer> Tokenizer::FromGguf(const std::string& path) {
+  OC_ASSIGN_OR_RETURN(auto g, GgufFile::Open(path));
+  const GgufValue* model = g->Find("tokenizer.ggml.model");
+  if (!model || !model->value.is_string()) return InvalidFile(path, ": metadata tokenizer.ggml.model is missing");
+  const std::string kind = model->value.get<std::string>();
+  if (kind != "gpt2")
+    return NotSupported(path, ": tokenizer.ggml.model \"", kind, "\" is not supported (gpt2: byte-level BPE)");
+  OC_ASSIGN_OR_RETURN(const Json* tokens, Array(*g, "tokenizer.ggml.tokens", GgufValueType::kString, true));
+  OC_ASSIGN_OR_RETURN(const Json* merges, Array(*g, "tokenizer.ggml.merges", GgufValueType::kString, true));
+  OC_ASSIGN_OR_RETURN(const Json* types, Array(*g, "tokenizer.ggml.token_type", GgufValueType::kI32, false));
+  if (types && types->size() != tokens->size())
+    return InvalidFile(path, ": tokenizer.ggml.token_type has ", types->size(), " entries for ", tokens->size(),
+                       " tokens");
+  std::string pre = "default";
+  if (const GgufValue* p = g->Find("tokenizer.ggml.pre"); p && p->value.is_string()) pre = p->value.get<std::string>();
+  Json pre_tok;
+  bool ignore_merges = false;
+  if (pre == "default" || pre == "gpt2") {
+    pre_tok = ByteLevel(true);
+  } else if (pre == "llama-bpe" || pre == "llama3") {
+    pre_tok = SplitThenBytes(kLlama3Regex);
+    ignore_merges = true;  // as Llama 3's tokenizer.json
+  } else if (pre == "qwen2") {
+    pre_tok = SplitThenBytes(kQwen2Regex);
+  } else {
+    return NotSupported(path, ": tokenizer.ggml.pre \"", pre,
+                        "\" is not supported (default, gpt2, llama-bpe, llama3, qwen2)");
+  }
+
+  Json vocab = Json::object(), added = Json::array();
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    const std::string& t = (*tokens)[i].get_ref<const std::string&>();
+    if (vocab.contains(t)) continue;  // the first id wins, as in tokenizers
+    vocab[t] = i;
+    // token_type: 1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte.
+    const int64_t type = types ? (*types)[i].get<int64_t>() : 1;
+    if (type == 3 || type == 4)
+      added.push_back({{"id", i}, {"content", t}, {"single_word", false}, {"lstrip", false}, {"rstrip", false},
+                       {"normalized", type == 4}, {"special", type == 3}});
+  }
+  OC_ASSIGN_OR_RETURN(auto bos, TokenId(*g, "tokenizer.ggml.bos_token_id", tokens->size()));
+  OC_ASSIGN_OR_RETURN(auto eos, TokenId(*g, "tokenizer.ggml.eos_token_id", tokens->size()));
+  auto flag = [&](const char* key) {
+    const GgufValue* v = g->Find(key);
+    return v && v->value.is_boolean() && v->value.get<bool>();
+  };
+  const bool add_bos = flag("tokenizer.ggml.add_bos_token") && bos.has_value();
+  const bool add_eos = flag("tokenizer.ggml.add_eos_token") && eos.has_value();
+
+  Json post = nullptr;
+  if (add_bos || add_eos) {
+    Json special = Json::object();
+    auto tok = [&](int64_t id, int type_id) {
+      const std::string& t = (*tokens)[static_cast<size_t>(id)].get_ref<const std::string&>();
+      special[t] = {{"id", t}, {"ids", {id}}, {"tokens", {t}}};
+      return Json{{"SpecialToken", {{"id", t}, {"type_id", type_id}}}};
+    };
+    auto seq = [&](const char* id, int type_id, Json& out) {
+      if (add_bos) out.push_back(tok(*bos, type_id));
+      out.push_back({{"Sequence", {{"id", id}, {"type_id", type_id}}}});
+      if (add_eos) out.push_back(tok(*eos, type_id));
+    };
+    Json single = Json::array(), pair = Json::array();
+    seq("A", 0, single);
+    seq("A", 0, pair);
+    seq("B", 1, pair);
+    post = {{"type", "TemplateProcessing"}, {"single", single}, {"pair", pair}, {"special_tokens", special}};
+  }
+  Json tj = {{"version", "1.0"},
+             {"truncation", nullptr},
+             {"padding", nullptr},
+             {"added_tokens", added},
+             {"normalizer", nullptr},
+             {"pre_tokenizer", pre_tok},
+             {"post_processor", post},
+             {"decoder", ByteLevel(true)},
+             {"model",
+              {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+               {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false},
+               {"ignore_merges", ignore_merges}, {"vocab", vocab}, {"merges", *merges}}}};
+  Json cfg = Json::object();
+  if (bos) cfg["bos_token"] = (*tokens)[static_cast<size_t>(*bos)];
+  if (eos) cfg["eos_token"] = (*tokens)[static_cast<size_t>(*eos)];
+  cfg["add_bos_token"] = add_bos;
+  cfg["add_eos_token"] = add_eos;
+  if (const GgufValue* ct = g->Find("tokenizer.chat_template"); ct && ct->value.is_string())
+    cfg["chat_template"] = ct->value;
+  const auto replace = Json::error_handler_t::replace;  // GGUF strings need not be UTF-8
+  return FromJson(tj.dump(-1, ' ', false, replace), cfg.dump(-1, ' ', false, replace), path);
+}
+
+}  // namespace oc::llm
