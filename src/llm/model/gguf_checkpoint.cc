@@ -147,14 +147,14 @@ const Checkpoint::GgufName* Checkpoint::FindGguf(const std::string& name, const 
     return nullptr;
   }
   const GgufTensor& t = *it->second.t;
-  if (t.shape() != shape) {
-    *err = InvalidFile(gguf_->path(), ": tensor ", t.name, " (", name, ") has shape ", ShapeString(t.shape()),
-                       ", expected ", ShapeString(shape), " from the metadata");
-    return nullptr;
-  }
   if (!GgmlTypeSupported(t.type)) {
     *err = NotSupported(gguf_->path(), ": tensor ", t.name, " has type ", GgmlTypeName(t.type),
                         ", which is not supported (F32, F16, BF16, Q8_0, Q4_0)");
+    return nullptr;
+  }
+  if (t.shape() != shape) {
+    *err = InvalidFile(gguf_->path(), ": tensor ", t.name, " (", name, ") has shape ", ShapeString(t.shape()),
+                       ", expected ", ShapeString(shape), " from the metadata");
     return nullptr;
   }
   const int64_t heads = it->second.permute_heads;
