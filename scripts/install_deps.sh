@@ -13,8 +13,10 @@ APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffe
 # tokenizers: Hugging Face's tokenizer library, the reference of tests/python/test_llm_tokenizer.py
 # torch: the reference of the training tests (tests/python/test_mindspore_torch.py) and bench/train_bench.py's peer
 # openai, schemathesis: the LLM server's client and API fuzzer in tests/python/test_llm_server.py
+# gguf: llama.cpp's GGUF writer and quantizers (pure Python + numpy), which write the
+# files of tests/python/test_llm_gguf.py
 PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless torch transformers tokenizers
-         openai schemathesis)
+         openai schemathesis gguf)
 
 # `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
 # make test never needs it.
