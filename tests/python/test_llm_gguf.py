@@ -242,6 +242,66 @@ def test_unpermuted_llama_file_differs(models, tmp_path):
     assert np.abs(logits - ref_logits).max() / np.abs(ref_logits).max() > 1e-2
 
 
+GPT2_NAMES = {"ln_1": "attn_norm", "attn.c_attn": "attn_qkv", "attn.c_proj": "attn_output", "ln_2": "ffn_norm",
+              "mlp.c_fc": "ffn_up", "mlp.c_proj": "ffn_down"}
+
+
+def write_gpt2_gguf(model, path, qtype):
+    """gpt2 as llama.cpp's converter writes it: Conv1D weights transposed to [out, in],
+    output.weight a copy of token_embd. Returns the state dict of the stored values."""
+    cfg = model.config
+    w = gguf.GGUFWriter(str(path), "gpt2")
+    w.add_context_length(cfg.n_positions)
+    w.add_embedding_length(cfg.n_embd)
+    w.add_feed_forward_length(4 * cfg.n_embd)
+    w.add_block_count(cfg.n_layer)
+    w.add_head_count(cfg.n_head)
+    w.add_layer_norm_eps(cfg.layer_norm_epsilon)
+    ref = {}
+    for name, p in model.state_dict().items():
+        if name == "lm_head.weight" or name.endswith((".attn.bias", ".attn.masked_bias")):
+            continue
+        v = p.detach().float().numpy()
+        conv = name.endswith((".c_attn.weight", ".c_proj.weight", ".c_fc.weight"))
+        if conv:
+            v = np.ascontiguousarray(v.T)
+        q = qtype if v.ndim == 2 else QT.F32
+        data, raw = stored(v, q)
+        parts = name.split(".")
+        if parts[1] in ("wte", "wpe", "ln_f"):
+            g = {"wte": "token_embd", "wpe": "position_embd", "ln_f": "output_norm"}[parts[1]] + "." + parts[-1]
+        else:
+            g = f"blk.{parts[2]}.{GPT2_NAMES['.'.join(parts[3:-1])]}.{parts[-1]}"
+        w.add_tensor(g, data, raw_dtype=raw)
+        if g == "token_embd.weight":
+            w.add_tensor("output.weight", data, raw_dtype=raw)
+        vals = stored_values(v, q)
+        ref[name] = torch.from_numpy(np.ascontiguousarray(vals.T) if conv else vals)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return ref
+
+
+@pytest.mark.parametrize("qtype", [QT.F32, QT.Q8_0], ids=["F32", "Q8_0"])
+def test_gpt2_matches_transformers(qtype, tmp_path):
+    torch.manual_seed(99)
+    model = transformers.GPT2LMHeadModel(transformers.GPT2Config(n_embd=64, n_layer=2, n_head=4, vocab_size=VOCAB,
+                                                                 n_positions=128)).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.mul_(4.0)
+    path = tmp_path / "gpt2.gguf"
+    state = write_gpt2_gguf(model, path, qtype)
+    ref_ids, ref_logits = reference(model, state)
+    ids, logits = generate(path, tmp_path)
+    assert ids == ref_ids
+    err = np.abs(logits - ref_logits).max() / np.abs(ref_logits).max()
+    assert err < 1e-4, f"logits differ by {err:.3g} of their scale"
+
+
 # ---- corrupt files -------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -329,7 +389,7 @@ def test_unknown_and_unsupported_types_are_refused(good_file, tmp_path):
 
 def test_unsupported_architecture_is_refused(good_file, tmp_path):
     data = good_file.replace(b"qwen2", b"qwen9")
-    refused(tmp_path, data, 'general.architecture "qwen9" is not supported')
+    refused(tmp_path, data, 'general.architecture "qwen9" is not supported (llama, qwen2, gpt2)')
 
 
 # ---- tokenizer -------------------------------------------------------------------

@@ -41,7 +41,8 @@ class Checkpoint {
   // paths that use Q8_0 / Q4_0 blocks directly: `rows` rows of `cols`
   // elements, each row `row_bytes` bytes of `type` (GgmlType); Hugging Face
   // row r is stored row row_order[r] (empty: the identity; llama's q/k rows
-  // are stored permuted by the converter).
+  // are stored permuted by the converter). rows x cols is the stored layout:
+  // for gpt2's Conv1D weights ([in, out] in Hugging Face) that is [out, in].
   struct GgufRows {
     uint32_t type = 0;
     int64_t rows = 0, cols = 0;
@@ -61,6 +62,7 @@ class Checkpoint {
   struct GgufName {
     const GgufTensor* t = nullptr;
     int64_t permute_heads = 0;
+    bool transpose = false;  // gpt2 Conv1D weights: stored [out, in], read as [in, out]
   };
   std::unique_ptr<GgufFile> gguf_;
   std::map<std::string, GgufName> gguf_names_;
