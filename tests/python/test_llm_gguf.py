@@ -166,7 +166,9 @@ def reference(model, state, prompt=PROMPT, n=NEW_TOKENS):
     m.generation_config.eos_token_id = None
     m.generation_config.pad_token_id = 0
     with torch.no_grad():
-        out = m.generate(torch.tensor([prompt]), max_new_tokens=n, min_new_tokens=n, do_sample=False,
+        # An explicit mask: generate() would take prompt ids equal to pad_token_id for padding.
+        x = torch.tensor([prompt])
+        out = m.generate(x, attention_mask=torch.ones_like(x), max_new_tokens=n, min_new_tokens=n, do_sample=False,
                          output_logits=True, return_dict_in_generate=True)
     return out.sequences[0, len(prompt):].tolist(), torch.stack(out.logits, 1)[0].float().numpy()
 
@@ -432,6 +434,9 @@ def train(pre, docs):
     return tok
 
 
+CHAT_TEMPLATE = "{% for m in messages %}<|bos|>{{ m['role'] }}: {{ m['content'] }}<|eos|>{% endfor %}"
+
+
 def export_tokenizer(tok, pre, add_bos):
     j = json.loads(tok.to_str())
     vocab = j["model"]["vocab"]
@@ -452,7 +457,7 @@ def export_tokenizer(tok, pre, add_bos):
         w.add_bos_token_id(tok.token_to_id("<|bos|>"))
         w.add_eos_token_id(tok.token_to_id("<|eos|>"))
         w.add_add_bos_token(add_bos)
-        w.add_chat_template("{% for m in messages %}{{ m['content'] }}{% endfor %}")
+        w.add_chat_template(CHAT_TEMPLATE)
     return add
 
 
@@ -501,6 +506,8 @@ def test_tokenizer_add_bos_and_info(tmp_path):
     assert proc.returncode == 0, proc.stderr
     info = json.loads(proc.stdout)
     assert info["bos_id"] == tok.token_to_id("<|bos|>") and info["eos_id"] == tok.token_to_id("<|eos|>"), info
+    assert info["add_bos_token"] is True and info["vocab_size"] == tok.get_vocab_size()
+    assert info["chat_template"] == CHAT_TEMPLATE
 
 
 def test_unsupported_tokenizer_model_is_refused(tmp_path):
@@ -516,3 +523,61 @@ def test_unsupported_tokenizer_model_is_refused(tmp_path):
     proc = subprocess.run([TOKENIZE, "--tokenizer", str(path), "info"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
     assert 'tokenizer.ggml.model "bert" is not supported' in proc.stderr, proc.stderr
+
+
+# ---- one .gguf file serves: model, tokenizer and chat template ---------------------
+
+def test_server_runs_a_gguf_file_with_its_tokenizer_and_chat_template(tmp_path):
+    """oc-llm-server --model FILE.gguf: the chat template, the tokenizer and the Q8_0
+    weights all come from the one file; the reply is transformers' greedy continuation
+    of the prompt that jinja2 renders and tokenizers encodes."""
+    import re
+    import urllib.request
+    jinja2 = pytest.importorskip("jinja2")
+    server_tool = os.path.join(BUILD_DIR, "oc-llm-server")
+    if not os.path.exists(server_tool):
+        pytest.fail(f"{server_tool} is missing: build the project (make build)")
+    tok = train("llama-bpe", docstrings())
+    vocab = tok.get_vocab_size()
+    torch.manual_seed(77)
+    model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=vocab, max_position_embeddings=512)).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.mul_(4.0)
+    path = tmp_path / "chat.gguf"
+    state = write_gguf(model, path, QT.Q8_0, tokenizer=export_tokenizer(tok, "llama-bpe", add_bos=False))
+    messages = [{"role": "system", "content": "You write docstrings."},
+                {"role": "user", "content": "Describe os.path.join"}]
+    text = jinja2.Environment().from_string(CHAT_TEMPLATE).render(messages=messages)
+    ids = tok.encode(text, add_special_tokens=False).ids
+    ref_ids, _ = reference(model, state, prompt=ids, n=16)
+
+    proc = subprocess.Popen([server_tool, "--model", str(path), "--port", "0", "--threads", "2",
+                             "--max-model-len", "256", "--kv-cache-memory-bytes", "8MiB"],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url, log = None, []
+        for _ in range(200):
+            line = proc.stderr.readline()
+            if not line:
+                break
+            log.append(line)
+            m = re.search(r"serving .* on (http://[\d.]+:\d+)", line)
+            if m:
+                url = m.group(1)
+                break
+        assert url, "the server did not start: " + "".join(log)
+        body = {"model": str(path), "messages": messages, "max_tokens": 16, "temperature": 0, "ignore_eos": True}
+        req = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=120) as r:
+            reply = json.loads(r.read())
+    finally:
+        proc.terminate()
+        proc.wait(20)
+    assert reply["usage"]["prompt_tokens"] == len(ids)
+    assert reply["usage"]["completion_tokens"] == 16
+    assert reply["choices"][0]["message"]["content"] == tok.decode(ref_ids, skip_special_tokens=True)

@@ -61,6 +61,9 @@ class Tokenizer {
   // Encode follows tokenizer.json's post-processor, as Hugging Face does).
   bool add_bos_token() const;
   bool add_eos_token() const;
+  // tokenizer_config.json's chat_template when it is a single string (for a
+  // GGUF file: tokenizer.chat_template); empty otherwise.
+  const std::string& chat_template() const;
   // One past the largest id (model vocabulary and added tokens).
   size_t vocab_size() const;
 
