@@ -510,6 +510,44 @@ def test_tokenizer_add_bos_and_info(tmp_path):
     assert info["chat_template"] == CHAT_TEMPLATE
 
 
+def test_sentencepiece_tokenizer_from_gguf_matches_sentencepiece(tmp_path):
+    """tokenizer.ggml.model "llama": a SentencePiece BPE (byte fallback) trained with
+    sentencepiece, exported as llama.cpp's converter exports it (pieces, scores, types)."""
+    spm = pytest.importorskip("sentencepiece")
+    docs = docstrings()
+    model_prefix = str(tmp_path / "sp")
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(docs[::2]), model_prefix=model_prefix, vocab_size=800,
+                                   model_type="bpe", byte_fallback=True, normalization_rule_name="identity",
+                                   remove_extra_whitespaces=False, add_dummy_prefix=True, split_digits=True,
+                                   max_sentence_length=100000, minloglevel=2)
+    sp = spm.SentencePieceProcessor(model_file=model_prefix + ".model")
+    n = sp.get_piece_size()
+    types = [2 if sp.is_unknown(i) else 3 if sp.is_control(i) else 5 if sp.is_unused(i) else 6 if sp.is_byte(i)
+             else 1 for i in range(n)]
+    path = tmp_path / "spm.gguf"
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_tokenizer_model("llama")
+    w.add_token_list([sp.id_to_piece(i) for i in range(n)])
+    w.add_token_scores([sp.get_score(i) for i in range(n)])
+    w.add_token_types(types)
+    w.add_bos_token_id(sp.bos_id())
+    w.add_eos_token_id(sp.eos_id())
+    w.add_unk_token_id(sp.unk_id())
+    w.add_add_bos_token(True)
+    w.add_tensor("dummy.weight", np.zeros(4, np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    texts = docs + ["Ünïcödé 1234567 don't  \n\n x \u2603\U0001F600", "  two leading spaces", ""]
+    got = oc_tokenize(path, "encode", [json.dumps(t) for t in texts])
+    want = [[sp.bos_id()] + sp.encode(t) for t in texts]
+    mism = [i for i in range(len(texts)) if got[i] != want[i]]
+    assert not mism, f"{len(mism)} of {len(texts)} differ, first: {texts[mism[0]][:80]!r}"
+    dec = oc_tokenize(path, "decode", [json.dumps(sp.encode(t)) for t in texts[:50]])
+    assert dec == [sp.decode(sp.encode(t)) for t in texts[:50]]
+
+
 def test_unsupported_tokenizer_model_is_refused(tmp_path):
     path = tmp_path / "spm.gguf"
     w = gguf.GGUFWriter(str(path), "llama")
