@@ -6,6 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "llm/model/checkpoint.h"
+
 #include <cstring>
 #include <string>
 #include <vector>
@@ -150,6 +155,71 @@ TEST(GgufTest, RefusesCountsLargerThanTheFileBeforeAllocating) {
   g = GgufFile::Parse(bad, "t.gguf");
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.status().message().find("metadata key #0 at offset 24"), std::string::npos) << g.status().message();
+}
+
+// A llama GGUF with one Q8_0 q projection (2 heads of 4, 32 inputs): the raw
+// rows ReadGgufRows hands out, taken in its row order, dequantize to what Read
+// gives (the un-permuted Hugging Face rows).
+TEST(GgufTest, RawRowsInTheirOrderAreTheRowsReadGives) {
+  Writer w;
+  w.b = {'G', 'G', 'U', 'F'};
+  w.Put<uint32_t>(3);
+  w.Put<uint64_t>(2);
+  w.Put<uint64_t>(5);
+  w.Str("general.architecture");
+  w.Put<uint32_t>(8);
+  w.Str("llama");
+  for (const char* k : {"llama.embedding_length", "llama.block_count", "llama.feed_forward_length",
+                        "llama.attention.head_count"}) {
+    w.Str(k);
+    w.Put<uint32_t>(4);
+    w.Put<uint32_t>(std::string(k) == "llama.embedding_length" ? 32 : std::string(k) == "llama.block_count" ? 1
+                    : std::string(k) == "llama.feed_forward_length" ? 64 : 2);
+  }
+  w.Str("token_embd.weight");  // [4, 32] F32
+  w.Put<uint32_t>(2);
+  w.Put<uint64_t>(32);
+  w.Put<uint64_t>(4);
+  w.Put<uint32_t>(0);
+  w.Put<uint64_t>(0);
+  w.Str("blk.0.attn_q.weight");  // [8, 32] Q8_0
+  w.Put<uint32_t>(2);
+  w.Put<uint64_t>(32);
+  w.Put<uint64_t>(8);
+  w.Put<uint32_t>(8);
+  w.Put<uint64_t>(512);
+  w.Pad(32);
+  for (int i = 0; i < 128; ++i) w.Put<float>(0.0f);
+  for (int r = 0; r < 8; ++r) {
+    w.Put<uint16_t>(kHalfOne);
+    for (int j = 0; j < 32; ++j) w.Put<int8_t>(static_cast<int8_t>(r * 10 + j));
+  }
+  const auto path = (std::filesystem::temp_directory_path() / "oc_gguf_rows_test.gguf").string();
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(w.b.data()),
+                                              static_cast<std::streamsize>(w.b.size()));
+  auto ck = Checkpoint::Open(path);
+  ASSERT_TRUE(ck.ok()) << ck.status().message();
+  EXPECT_EQ((*ck)->config()["num_attention_heads"], 2);
+  const std::string name = "model.layers.0.self_attn.q_proj.weight";
+  auto rows = (*ck)->ReadGgufRows(name, {8, 32});
+  ASSERT_TRUE(rows.ok()) << rows.status().message();
+  EXPECT_EQ(rows->type, static_cast<uint32_t>(GgmlType::kQ8_0));
+  EXPECT_EQ(rows->rows, 8);
+  EXPECT_EQ(rows->row_bytes, 34u);
+  // Head h, half s, index i of Hugging Face is stored at h * 4 + 2 * i + s.
+  EXPECT_EQ(rows->row_order, (std::vector<int64_t>{0, 2, 1, 3, 4, 6, 5, 7}));
+  auto read = (*ck)->Read(name, {8, 32});
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  for (int r = 0; r < 8; ++r) {
+    const uint8_t* row = rows->data.data() + rows->row_order[r] * rows->row_bytes;
+    for (int j = 0; j < 32; ++j)
+      EXPECT_EQ((*read)[r * 32 + j], static_cast<float>(static_cast<int8_t>(row[2 + j]))) << r << "," << j;
+  }
+  auto wrong = (*ck)->Read(name, {32, 8});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("has shape [8, 32], expected [32, 8]"), std::string::npos)
+      << wrong.status().message();
+  std::filesystem::remove(path);
 }
 
 }  // namespace
