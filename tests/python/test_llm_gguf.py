@@ -1,7 +1,7 @@
 """GGUF files (src/llm/model/gguf.cc, gguf_checkpoint.cc, src/llm/tokenizer/
 gguf_vocab.cc) against independent references.
 
-Models: tiny random-weight transformers llama (GQA) and qwen2 models are
+Models: tiny random-weight transformers llama (GQA), qwen2 and gpt2 models are
 written as GGUF with the PyPI `gguf` package, converted as llama.cpp's
 converter does (its tensor names; llama's q/k rows interleaved per head for
 GGML's rotary layout; 2-D weights in the file type, 1-D ones in F32). The
@@ -12,7 +12,10 @@ build/oc-llm-generate --model FILE.gguf, logits within 1e-4 of their scale.
 
 Tokenizer: byte-level BPE tokenizers trained with Hugging Face `tokenizers` on
 stdlib docstrings, exported into GGUF metadata (tokenizer.ggml.*), must encode
-a few hundred docstrings to the ids `tokenizers` gives (and decode back).
+a few hundred docstrings to the ids `tokenizers` gives (and decode back); a
+SentencePiece BPE trained with `sentencepiece` must give sentencepiece's ids.
+End to end, oc-llm-server serves one .gguf file (weights, tokenizer, chat
+template) and answers as transformers + jinja2 + tokenizers do.
 
 Corrupt files (truncated, bad magic, tensor past the end, bad alignment,
 unknown type, unsupported type) are refused with messages naming the field.
