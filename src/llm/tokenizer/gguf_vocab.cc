@@ -136,16 +136,16 @@ Expected<Tokenizer> Tokenizer::FromGguf(const std::string& path) {
   bool ignore_merges = false;
   if (spm) {
     // SentencePiece: no pre-tokenizer; spaces become U+2581 in the normalizer.
-  } else if (pre == "default" || pre == "gpt2") {
+  } else if (pre == "default" || pre == "gpt2" || pre == "gpt-2") {
     pre_tok = ByteLevel(true);
-  } else if (pre == "llama-bpe" || pre == "llama3") {
+  } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
     pre_tok = SplitThenBytes(kLlama3Regex);
     ignore_merges = true;  // as Llama 3's tokenizer.json
   } else if (pre == "qwen2") {
     pre_tok = SplitThenBytes(kQwen2Regex);
   } else {
     return NotSupported(path, ": tokenizer.ggml.pre \"", pre,
-                        "\" is not supported (default, gpt2, llama-bpe, llama3, qwen2)");
+                        "\" is not supported (default, gpt-2, llama-bpe, llama3, llama-v3, qwen2)");
   }
 
   Json vocab = Json::object(), added = Json::array();
