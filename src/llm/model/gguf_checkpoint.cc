@@ -28,8 +28,7 @@ struct Meta {
     }
     if (v->type == GgufValueType::kArray)
       return NotSupported(g.path(), ": metadata ", key, " is an array (per-layer values are not supported)");
-    if (!v->value.is_number_integer() || (v->value.is_number_integer() && !v->value.is_number_unsigned() &&
-                                          v->value.get<int64_t>() < 0))
+    if (!v->value.is_number_integer() || (!v->value.is_number_unsigned() && v->value.get<int64_t>() < 0))
       return InvalidFile(g.path(), ": metadata ", key, " is ", v->value.dump(), ", expected a non-negative integer");
     return v->value.get<int64_t>();
   }

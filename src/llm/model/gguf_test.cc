@@ -169,12 +169,11 @@ TEST(GgufTest, RawRowsInTheirOrderAreTheRowsReadGives) {
   w.Str("general.architecture");
   w.Put<uint32_t>(8);
   w.Str("llama");
-  for (const char* k : {"llama.embedding_length", "llama.block_count", "llama.feed_forward_length",
-                        "llama.attention.head_count"}) {
+  for (const auto& [k, v] : {std::pair{"llama.embedding_length", 32}, std::pair{"llama.block_count", 1},
+                              std::pair{"llama.feed_forward_length", 64}, std::pair{"llama.attention.head_count", 2}}) {
     w.Str(k);
     w.Put<uint32_t>(4);
-    w.Put<uint32_t>(std::string(k) == "llama.embedding_length" ? 32 : std::string(k) == "llama.block_count" ? 1
-                    : std::string(k) == "llama.feed_forward_length" ? 64 : 2);
+    w.Put<uint32_t>(v);
   }
   w.Str("token_embd.weight");  // [4, 32] F32
   w.Put<uint32_t>(2);
