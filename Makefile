@@ -55,7 +55,7 @@ SAN_FLAGS    ?= -O1 -g1
 FUZZ_SECONDS ?= 60
 # A fixed libFuzzer seed: a run that fails can be repeated (FUZZ_SEED=0: a new seed each run).
 FUZZ_SEED    ?= 1
-FUZZ_TARGETS := om onnx_parser mindir_parser npy dvpp
+FUZZ_TARGETS := om onnx_parser mindir_parser npy dvpp gguf
 
 .PHONY: asan tsan fuzz arm64-test
 

@@ -15,9 +15,12 @@ APT_PKGS=(cmake ninja-build g++ make protobuf-compiler libprotobuf-dev flatbuffe
 #   OpenAI-like server of tests/python/test_llm_bench_client.py
 # torch: the reference of the training tests (tests/python/test_mindspore_torch.py) and bench/train_bench.py's peer
 # openai, schemathesis: the LLM server's client and API fuzzer in tests/python/test_llm_server.py
+# gguf: llama.cpp's GGUF writer and quantizers (pure Python + numpy), which write the
+# files of tests/python/test_llm_gguf.py; sentencepiece: the reference of its SentencePiece
+# (tokenizer.ggml.model "llama") tokenizer test
 # aiohttp: the asyncio HTTP client of bench/llm_serving_bench.py and its test's scripted server
 PY_PKGS=(numpy onnx onnxruntime scikit-learn pytest pillow magika ml_dtypes opencv-python-headless torch transformers tokenizers
-         openai schemathesis aiohttp)
+         openai schemathesis aiohttp gguf sentencepiece)
 
 # `install_deps.sh --fuzz`: only the compiler for the fuzz targets (make fuzz);
 # make test never needs it.

@@ -204,9 +204,50 @@ def write_dvpp(dest):
             fh.write(data)
 
 
+def write_gguf(dest):
+    """Small GGUF files for src/llm/model/gguf_fuzz.cc (written by the gguf
+    package): metadata of every value type, nested arrays, a custom
+    alignment, and tensors of each type the reader dequantizes."""
+    import gguf
+    from gguf import GGMLQuantizationType as QT
+    from gguf import quants
+    os.makedirs(dest, exist_ok=True)
+    rng = np.random.default_rng(7)
+    w = rng.normal(size=(2, 64)).astype(np.float32)
+    for name, align in (("tensors", None), ("aligned64", 64)):
+        path = os.path.join(dest, name + ".gguf")
+        g = gguf.GGUFWriter(path, "llama")
+        if align:
+            g.add_custom_alignment(align)
+        g.add_uint8("t.u8", 7)
+        g.add_int8("t.i8", -7)
+        g.add_uint16("t.u16", 700)
+        g.add_int16("t.i16", -700)
+        g.add_uint32("t.u32", 70000)
+        g.add_int32("t.i32", -70000)
+        g.add_float32("t.f32", 1.5)
+        g.add_uint64("t.u64", 1 << 40)
+        g.add_int64("t.i64", -(1 << 40))
+        g.add_float64("t.f64", 2.25)
+        g.add_bool("t.bool", True)
+        g.add_string("t.str", "héllo")
+        g.add_array("t.arr_str", ["a", "bc", ""])
+        g.add_array("t.arr_i32", [1, -2, 3])
+        g.add_array("t.arr_nested", [[1, 2], [3]])
+        g.add_tensor("f32", w)
+        g.add_tensor("f16", w.astype(np.float16))
+        for qt in (QT.BF16, QT.Q8_0, QT.Q4_0):
+            g.add_tensor(qt.name.lower(), quants.quantize(w, qt), raw_dtype=qt)
+        g.write_header_to_file()
+        g.write_kv_data_to_file()
+        g.write_tensors_to_file()
+        g.close()
+
+
 if __name__ == "__main__":
     write_onnx(os.path.join(HERE, "onnx_parser"))
     write_mindir(os.path.join(HERE, "mindir_parser"))
     write_npy(os.path.join(HERE, "npy"))
     write_om(os.path.join(HERE, "om"))
     write_dvpp(os.path.join(HERE, "dvpp"))
+    write_gguf(os.path.join(HERE, "gguf"))

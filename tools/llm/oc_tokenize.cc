@@ -3,7 +3,7 @@
 //
 //   oc-tokenize --tokenizer PATH encode [--no-special]   JSON strings in, JSON arrays of ids out
 //   oc-tokenize --tokenizer PATH decode [--skip-special] JSON arrays of ids in, JSON strings out
-//   oc-tokenize --tokenizer PATH info                    vocab size, bos and eos ids as JSON
+//   oc-tokenize --tokenizer PATH info                    vocab size, bos and eos ids (and the chat template) as JSON
 //
 // Errors go to stderr with exit status 1 (2 for a bad command line).
 #include <cstdio>
@@ -109,6 +109,7 @@ int main(int argc, char** argv) {
                {"eos_id", tok->eos_id() ? Json(*tok->eos_id()) : Json()},
                {"add_bos_token", tok->add_bos_token()},
                {"add_eos_token", tok->add_eos_token()}};
+  if (!tok->chat_template().empty()) info["chat_template"] = tok->chat_template();
   std::cout << Dump(info) << "\n";
   return 0;
 }

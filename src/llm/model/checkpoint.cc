@@ -32,9 +32,25 @@ Expected<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& dir) {
   auto ck = std::unique_ptr<Checkpoint>(new Checkpoint());
   ck->dir_ = dir;
   const fs::path root(dir);
-  if (!fs::is_directory(root)) return NotFound("model folder ", dir, " does not exist or is not a folder");
-  if (!fs::exists(root / "config.json"))
-    return NotFound(dir, ": no config.json (expected a Hugging Face model folder)");
+  std::error_code ec;
+  if (fs::is_regular_file(root, ec) && root.extension() == ".gguf") {
+    OC_RETURN_IF_ERROR(ck->OpenGguf(dir));
+    return ck;
+  }
+  if (!fs::is_directory(root))
+    return NotFound("model folder ", dir, " does not exist or is not a folder (or a .gguf file)");
+  if (!fs::exists(root / "config.json")) {
+    std::vector<std::string> ggufs;
+    for (const auto& e : fs::directory_iterator(root, ec))
+      if (e.is_regular_file() && e.path().extension() == ".gguf") ggufs.push_back(e.path().string());
+    if (ggufs.size() == 1) {
+      OC_RETURN_IF_ERROR(ck->OpenGguf(ggufs[0]));
+      return ck;
+    }
+    if (ggufs.size() > 1)
+      return InvalidArgument(dir, ": holds ", ggufs.size(), " .gguf files and no config.json; give the file's path");
+    return NotFound(dir, ": no config.json (expected a Hugging Face model folder) and no .gguf file");
+  }
   OC_ASSIGN_OR_RETURN(ck->config_, ReadJson(root / "config.json"));
   if (!ck->config_.is_object()) return InvalidFile((root / "config.json").string(), ": expected a JSON object");
 
@@ -85,6 +101,7 @@ Expected<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& dir) {
 }
 
 Expected<std::vector<float>> Checkpoint::Read(const std::string& name, const std::vector<int64_t>& shape) const {
+  if (gguf_) return ReadGguf(name, shape);
   auto it = tensors_.find(name);
   if (it == tensors_.end()) return NotFound(dir_, ": tensor '", name, "' (shape ", ShapeString(shape), ") is missing");
   const TensorRef& t = *it->second;

@@ -59,6 +59,11 @@ Expected<std::unique_ptr<LlmService>> LlmService::Start(ServiceConfig cfg) {
       s->chat_template_.emplace(std::move(parsed).value());
     }
   }
+  if (!s->chat_template_ && !s->tokenizer_->chat_template().empty()) {  // a GGUF file's tokenizer.chat_template
+    auto parsed = ChatTemplate::Parse(s->tokenizer_->chat_template());
+    if (!parsed.ok()) return parsed.status().WithContext("the chat template of " + dir);
+    s->chat_template_.emplace(std::move(parsed).value());
+  }
   if (s->bos_token_.empty() && s->tokenizer_->bos_id())
     s->bos_token_ = s->tokenizer_->IdToToken(*s->tokenizer_->bos_id()).value_or("");
   if (s->eos_token_.empty() && s->tokenizer_->eos_id())

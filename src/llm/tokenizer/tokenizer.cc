@@ -1,6 +1,7 @@
 #include "llm/tokenizer/tokenizer.h"
 
 #include <filesystem>
+#include <vector>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -28,6 +29,7 @@ struct Tokenizer::Impl {
   AddedTokenMatcher raw_matcher, normalized_matcher;
   std::optional<int32_t> bos, eos;
   bool add_bos = false, add_eos = false;
+  std::string chat_template;  // tokenizer_config.json's chat_template when it is one string
   size_t vocab_size = 0;
 
   void EncodeText(std::string_view text, bool at_origin, std::vector<int32_t>& ids) const;
@@ -171,6 +173,8 @@ Expected<Tokenizer> Tokenizer::FromJson(std::string_view tokenizer_json, std::st
     }
     OC_ASSIGN_OR_RETURN(tok.impl_->add_bos, OptionalBool(config, "add_bos_token", false, cpath));
     OC_ASSIGN_OR_RETURN(tok.impl_->add_eos, OptionalBool(config, "add_eos_token", false, cpath));
+    if (config.contains("chat_template") && config["chat_template"].is_string())
+      tok.impl_->chat_template = config["chat_template"].get<std::string>();
   }
   return tok;
 }
@@ -188,7 +192,16 @@ Expected<Tokenizer> Tokenizer::Load(const std::string& folder_or_file) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path path(folder_or_file);
-  if (fs::is_directory(path, ec)) path /= "tokenizer.json";
+  if (fs::is_regular_file(path, ec) && path.extension() == ".gguf") return FromGguf(path.string());
+  if (fs::is_directory(path, ec)) {
+    if (!fs::exists(path / "tokenizer.json", ec)) {
+      std::vector<fs::path> ggufs;
+      for (const auto& e : fs::directory_iterator(path, ec))
+        if (e.is_regular_file() && e.path().extension() == ".gguf") ggufs.push_back(e.path());
+      if (ggufs.size() == 1) return FromGguf(ggufs[0].string());
+    }
+    path /= "tokenizer.json";
+  }
   if (!fs::exists(path, ec))
     return NotFound(path.string(), ": no such file (expected a tokenizer.json or a folder holding one)");
   OC_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
@@ -290,6 +303,7 @@ std::optional<int32_t> Tokenizer::bos_id() const { return impl_->bos; }
 std::optional<int32_t> Tokenizer::eos_id() const { return impl_->eos; }
 bool Tokenizer::add_bos_token() const { return impl_->add_bos; }
 bool Tokenizer::add_eos_token() const { return impl_->add_eos; }
+const std::string& Tokenizer::chat_template() const { return impl_->chat_template; }
 size_t Tokenizer::vocab_size() const { return impl_->vocab_size; }
 
 }  // namespace oc::llm

@@ -29,7 +29,13 @@ class Tokenizer {
  public:
   // A folder holding tokenizer.json (and optionally tokenizer_config.json), or
   // the path of a tokenizer.json (its folder's tokenizer_config.json is read too).
+  // A .gguf file (or a folder without tokenizer.json holding exactly one) is
+  // read with FromGguf.
   static Expected<Tokenizer> Load(const std::string& folder_or_file);
+  // From a GGUF file's tokenizer.ggml.* metadata (gguf_vocab.cc): byte-level
+  // BPE (tokenizer.ggml.model "gpt2"); bos / eos / add_bos_token as the
+  // tokenizer_config.json fields.
+  static Expected<Tokenizer> FromGguf(const std::string& path);
   // From the files' contents; `name` is the tokenizer.json name for messages.
   // An empty config means none.
   static Expected<Tokenizer> FromJson(std::string_view tokenizer_json, std::string_view config_json,
@@ -55,6 +61,9 @@ class Tokenizer {
   // Encode follows tokenizer.json's post-processor, as Hugging Face does).
   bool add_bos_token() const;
   bool add_eos_token() const;
+  // tokenizer_config.json's chat_template when it is a single string (for a
+  // GGUF file: tokenizer.chat_template); empty otherwise.
+  const std::string& chat_template() const;
   // One past the largest id (model vocabulary and added tokens).
   size_t vocab_size() const;
 
