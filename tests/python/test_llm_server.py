@@ -387,18 +387,42 @@ def test_api_key(model_dir):
         s.stop()
 
 
+def open_stream(s, body):
+    """A streaming request on a raw socket; returns it once the reply's headers arrived (the request was accepted)."""
+    sock = socket.create_connection((s.host, s.port), timeout=60)
+    data = json.dumps({**body, "stream": True}).encode()
+    sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                 b"Content-Length: " + str(len(data)).encode() + b"\r\n\r\n" + data)
+    got = b""
+    while b"\r\n\r\n" not in got:
+        chunk = sock.recv(4096)
+        assert chunk, got
+        got += chunk
+    assert got.startswith(b"HTTP/1.1 200"), got
+    return sock, got
+
+
 def test_full_queue_answers_429(model_dir):
+    """One request running (--max-num-seqs 1), one waiting (--max-waiting-requests 1): the next is refused with
+    429 at once, and served again once the queue has room."""
     s = Server(model_dir, "--max-num-seqs", 1, "--max-waiting-requests", 1, "--max-model-len", 512,
                "--kv-cache-memory-bytes", "8MiB")
     try:
         body = {"prompt": "x", "max_tokens": 480, "ignore_eos": True, "temperature": 0}
-        with concurrent.futures.ThreadPoolExecutor(8) as pool:
-            results = list(pool.map(lambda _: s.post("/v1/completions", body), range(8)))
-        codes = sorted(r[0] for r in results)
-        assert 429 in codes and 200 in codes, codes
-        for status, r in results:
-            if status == 429:
-                assert "waiting" in r["error"]["message"]
+        running, got = open_stream(s, body)
+        while b"data: " not in got:  # its first token: it is running
+            got += running.recv(4096)
+        waiting, _ = open_stream(s, body)
+        status, r = s.post("/v1/completions", {**body, "max_tokens": 2})
+        assert status == 429, r
+        assert "waiting" in r["error"]["message"] and "--max-waiting-requests 1" in r["error"]["message"]
+        for sock in (running, waiting):
+            sock.close()  # both cancelled
+        deadline = time.time() + 30
+        while (status := s.post("/v1/completions", {**body, "max_tokens": 2})[0]) == 429:
+            assert time.time() < deadline, "still refused 30 s after the queue emptied"
+            time.sleep(0.1)
+        assert status == 200
     finally:
         s.stop()
 
@@ -567,3 +591,21 @@ def test_weight_dtypes_serve_what_the_model_layer_computes(dtype, model_dir, hf)
         assert r["choices"][0]["text"] == tok.decode(want, skip_special_tokens=True)
     finally:
         s.stop()
+
+
+def test_serving_benchmark_client_against_the_server(server, tmp_path):
+    """bench/llm_serving_bench.py (vLLM's benchmark_serving's flags) against this
+    server: every request succeeds, lengths are exact, the figures are sane."""
+    from oc_harness import SOURCE_DIR
+    out = tmp_path / "bench.json"
+    for endpoint in ["/v1/completions", "/v1/chat/completions"]:
+        p = subprocess.run(["python3", os.path.join(SOURCE_DIR, "bench", "llm_serving_bench.py"), "--base-url", server.url,
+                            "--endpoint", endpoint, "--num-prompts", "12", "--random-input-len", "40",
+                            "--random-output-len", "16", "--max-concurrency", "4", "--seed", "3",
+                            "--result-file", str(out), "--quiet"], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stdout + p.stderr
+        r = json.loads(out.read_text())
+        assert r["completed"] == 12 and r["failed"] == 0, r["errors"]
+        assert r["output_lens"] == [16] * 12 and r["total_output_tokens"] == 12 * 16
+        assert r["input_lens"] == [40] * 12
+        assert r["output_throughput"] > 0 and all(t > 0 for t in r["ttfts"])
