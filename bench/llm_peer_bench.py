@@ -135,8 +135,9 @@ prompt = {[1] + PROMPT!r}
 t = time.perf_counter(); llm.eval(prompt); prefill = time.perf_counter() - t
 out = []
 t = time.perf_counter()
+nv = llm.n_vocab()
 for _ in range({tokens}):
-    tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+    tok = int(np.argmax(np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(nv,))))  # the last token's logits
     out.append(tok)
     llm.eval([tok])
 decode = time.perf_counter() - t
