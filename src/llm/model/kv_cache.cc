@@ -111,11 +111,9 @@ Expected<KvCache> KvCache::Create(const KvCacheShape& s) {
   KvCache c(s);
   const size_t n = static_cast<size_t>(s.num_blocks) * static_cast<size_t>(c.block_floats());
   try {
-    c.k_.resize(static_cast<size_t>(s.layers));
-    c.v_.resize(static_cast<size_t>(s.layers));
     for (int64_t l = 0; l < s.layers; ++l) {
-      c.k_[static_cast<size_t>(l)].assign(n, 0.f);
-      c.v_[static_cast<size_t>(l)].assign(n, 0.f);
+      c.k_.emplace_back(new float[n]);
+      c.v_.emplace_back(new float[n]);
     }
   } catch (const std::bad_alloc&) {
     return ResourceExhausted("KV cache: cannot allocate ", 2 * s.layers, " pools of ", n * 4, " bytes");
@@ -145,7 +143,7 @@ Status KvCache::CopyBlock(int32_t src, int32_t dst) {
   const size_t n = static_cast<size_t>(block_floats());
   for (int64_t l = 0; l < shape_.layers; ++l)
     for (auto* pool : {&k_[static_cast<size_t>(l)], &v_[static_cast<size_t>(l)]})
-      std::memcpy(pool->data() + static_cast<size_t>(dst) * n, pool->data() + static_cast<size_t>(src) * n, n * 4);
+      std::memcpy(pool->get() + static_cast<size_t>(dst) * n, pool->get() + static_cast<size_t>(src) * n, n * 4);
   return Status::Ok();
 }
 

@@ -29,6 +29,7 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -112,8 +113,8 @@ class KvCache {
   const BlockAllocator& allocator() const { return alloc_; }
   // Floats of one block of one layer (K or V).
   int64_t block_floats() const { return shape_.kv_heads * shape_.block_size * shape_.head_dim; }
-  float* k(int64_t layer) { return k_[static_cast<size_t>(layer)].data(); }
-  float* v(int64_t layer) { return v_[static_cast<size_t>(layer)].data(); }
+  float* k(int64_t layer) { return k_[static_cast<size_t>(layer)].get(); }
+  float* v(int64_t layer) { return v_[static_cast<size_t>(layer)].get(); }
 
   // Grows `table` so that it covers `positions` positions (allocating blocks).
   Status Reserve(std::vector<int32_t>& table, int64_t positions);
@@ -127,7 +128,9 @@ class KvCache {
   explicit KvCache(const KvCacheShape& s) : shape_(s), alloc_(s.num_blocks) {}
   KvCacheShape shape_;
   BlockAllocator alloc_;
-  std::vector<std::vector<float>> k_, v_;
+  // Left uninitialised (a position is written before any read of it), so a
+  // large budget costs no start-up time: pages are touched as blocks are used.
+  std::vector<std::unique_ptr<float[]>> k_, v_;
 };
 
 }  // namespace oc::llm
